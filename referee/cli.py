@@ -1,0 +1,164 @@
+"""The command line, `nomic-referee`: init, run, status, replay (INTERFACE.md section 1).
+
+It only parses arguments and calls the service. Every error is one line on stderr and a
+non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from referee import rulebook
+from referee.config import ConfigError, Settings, load_settings
+from referee.core import view
+from referee.service import Referee
+from referee.store.store import Store, StoreError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Referees the game Nomic by email.",
+)
+
+ConfigArg = Annotated[Path, typer.Argument(help="the game's TOML config file")]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    typer.echo(f"nomic-referee: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def parse_time(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"{option}: {text!r} is not an ISO 8601 time (2026-12-01T09:00:00+00:00)")
+    if value.tzinfo is None:
+        fail(f"{option}: {text!r} has no UTC offset")
+    return value
+
+
+def settings_from(path: Path) -> Settings:
+    try:
+        return load_settings(path)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def _print_state(data: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    turn = data["turn"]
+    lines = [
+        f"{data['game']} at {data['now']}",
+        f"round {data['round']}, phase {turn['phase']}, turn of {turn['player'] or '-'}"
+        + (f", proposal {turn['proposal']}" if turn["proposal"] else "")
+        + (f", until {turn['deadline']}" if turn["deadline"] else ""),
+        f"King {data['king'] or '-'}; adoption by {data['adoption']}"
+        + (f"; WINNER {data['winner']}" if data["winner"] else ""),
+    ]
+    lines += [
+        f"  {p['score']:>5}  {p['name']} <{p['email']}>"
+        + (" (King)" if p["king"] else "")
+        + ("" if p["active"] else " (left)")
+        for p in data["players"]
+    ]
+    lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
+    typer.echo("\n".join(lines))
+
+
+@app.command()
+def init(config: ConfigArg) -> None:
+    """Create the game's store from the config: initial ruleset, players, King."""
+    settings = settings_from(config)
+    store = Store(settings.database_url)
+    try:
+        store.create_schema()
+        if store.game_id(settings.game.name) is not None:
+            fail(f"the game {settings.game.name!r} is already initialised in this database")
+        started = settings.game.start or datetime.now(UTC)
+        referee = Referee.create(store, settings, started)
+        settings.maildir.mkdir(parents=True, exist_ok=True)
+        typer.echo(
+            f"initialised {settings.game.name!r}: {len(referee.state.players)} players, "
+            f"{len(referee.state.rules)} rules, first turn: {referee.state.turn_player}"
+        )
+    except (StoreError, rulebook.RulesetError, OSError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+
+
+@app.command()
+def status(
+    config: ConfigArg,
+    as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
+) -> None:
+    """The game as it stands."""
+    settings = settings_from(config)
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.open(store, settings)
+        _print_state(view.public_state(referee.state, datetime.now(UTC)), as_json)
+    except (StoreError, OSError) as exc:
+        fail(str(exc))
+    except Exception as exc:  # a database that cannot be read: say so in one line
+        fail(f"cannot read the game's store: {exc.__class__.__name__}: {exc}")
+    finally:
+        store.close()
+
+
+@app.command()
+def replay(
+    config: ConfigArg,
+    mbox: Annotated[Path, typer.Argument(help="the archived mail, an mbox file")],
+    until: Annotated[str | None, typer.Option(help="stop at this ISO 8601 time")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
+    out: Annotated[Path | None, typer.Option(help="write every mail it would send here")] = None,
+) -> None:
+    """Replay archived mail through a fresh game and print the final state (rule 213)."""
+    from referee.replay import replay as run_replay
+
+    settings = settings_from(config)
+    stop = parse_time(until, "--until")
+    try:
+        result = run_replay(settings, mbox, stop, out)
+    except (OSError, rulebook.RulesetError, StoreError) as exc:
+        fail(str(exc))
+    _print_state(view.public_state(result.state, result.now), as_json)
+    if result.failed:
+        typer.echo(f"{len(result.failed)} message(s) could not be processed", err=True)
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if len(sys.argv) <= 1:
+        sys.argv.append("--help")
+    try:
+        code = app(standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("nomic-referee: aborted", err=True)
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: one line, exit 2
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        typer.echo(f"nomic-referee: error: {message}", err=True)
+        sys.exit(int(getattr(exc, "exit_code", 2)))
+    if isinstance(code, int):
+        sys.exit(code)

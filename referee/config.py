@@ -1,0 +1,312 @@
+"""The operator's TOML config, loaded once and validated at start (rules 105, 201 for players).
+
+Every key is documented in `deploy/config.example.toml`; an unknown key, a missing one, or a
+value of the wrong kind is a `ConfigError` with a one-line message naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from referee.core import params
+
+
+class ConfigError(ValueError):
+    """The config file cannot be used; the message says which key and why."""
+
+
+@dataclass(frozen=True)
+class PlayerConfig:
+    name: str
+    email: str
+    surname: str
+    king: bool
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    name: str
+    address: str
+    language: str = "it"
+    ruleset: str = "builtin"
+    timezone: str = "Europe/Rome"
+    start: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ImapConfig:
+    host: str
+    port: int = 993
+    username: str = ""
+    password: str = field(default="", repr=False)
+    security: str = "tls"
+    folder: str = "INBOX"
+    processed: str = "Processed"
+    quarantine: str = "Quarantine"
+    poll_seconds: int = 60
+    idle_seconds: int = 300
+    ca_file: str = ""
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    host: str
+    port: int = 587
+    username: str = ""
+    password: str = field(default="", repr=False)
+    security: str = "starttls"
+    ca_file: str = ""
+    concurrency: int = 4
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    require_dkim: bool = False
+    trusted_authserv_id: str = ""
+
+
+@dataclass(frozen=True)
+class Settings:
+    game: GameConfig
+    players: tuple[PlayerConfig, ...]
+    database_url: str
+    maildir: Path
+    imap: ImapConfig | None
+    smtp: SmtpConfig | None
+    auth: AuthConfig
+    parameters: tuple[tuple[str, str], ...]
+    folder: Path
+
+    @property
+    def king(self) -> PlayerConfig:
+        return next(p for p in self.players if p.king)
+
+
+_SECTIONS = {"game", "players", "database", "imap", "smtp", "parameters", "maildir", "auth"}
+
+
+def _table(data: dict[str, Any], name: str, allowed: set[str], where: str) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{where}] must be a table")
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ConfigError(f"[{where}]: unknown key {unknown[0]!r}")
+    return value
+
+
+def _str(table: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = table.get(key, default)
+    if value is None:
+        raise ConfigError(f"[{where}] {key} is required")
+    if not isinstance(value, str):
+        raise ConfigError(f"[{where}] {key} must be text")
+    return value
+
+
+def _int(table: dict[str, Any], key: str, where: str, default: int) -> int:
+    value = table.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ConfigError(f"[{where}] {key} must be a whole number")
+    return value
+
+
+def _secret(table: dict[str, Any], where: str) -> str:
+    if "password" in table and "password_env" in table:
+        raise ConfigError(f"[{where}] give password or password_env, not both")
+    if "password_env" in table:
+        name = _str(table, "password_env", where)
+        value = os.environ.get(name)
+        if value is None:
+            raise ConfigError(f"[{where}] password_env: environment variable {name} is not set")
+        return value
+    return _str(table, "password", where, "")
+
+
+def _security(table: dict[str, Any], where: str, default: str) -> str:
+    value = _str(table, "security", where, default)
+    if value not in ("tls", "starttls", "none"):
+        raise ConfigError(f"[{where}] security must be 'tls', 'starttls' or 'none'")
+    return value
+
+
+def _email(value: str, where: str) -> str:
+    address = value.strip().lower()
+    local, _, domain = address.partition("@")
+    if not local or "." not in domain or " " in address:
+        raise ConfigError(f"{where}: {value!r} is not an email address")
+    return address
+
+
+def load_settings(path: Path) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    unknown = sorted(set(data) - _SECTIONS)
+    if unknown:
+        raise ConfigError(f"unknown section or key {unknown[0]!r}")
+    folder = path.resolve().parent
+    return Settings(
+        game=_game(data),
+        players=_players(data),
+        database_url=_database(data, folder),
+        maildir=_maildir(data, folder),
+        imap=_imap(data),
+        smtp=_smtp(data),
+        auth=_auth(data),
+        parameters=_parameters(data),
+        folder=folder,
+    )
+
+
+def _game(data: dict[str, Any]) -> GameConfig:
+    keys = {"name", "address", "language", "ruleset", "timezone", "start"}
+    if "game" not in data:
+        raise ConfigError("[game] is required")
+    t = _table(data, "game", keys, "game")
+    language = _str(t, "language", "game", "it")
+    if language not in ("it", "en"):
+        raise ConfigError("[game] language must be 'it' or 'en'")
+    timezone = _str(t, "timezone", "game", "Europe/Rome")
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"[game] timezone: unknown time zone {timezone!r}") from exc
+    start = t.get("start")
+    if start is not None:
+        if isinstance(start, str):
+            try:
+                start = datetime.fromisoformat(start)
+            except ValueError as exc:
+                raise ConfigError("[game] start must be an ISO 8601 time with offset") from exc
+        if not isinstance(start, datetime) or start.tzinfo is None:
+            raise ConfigError("[game] start must be an ISO 8601 time with offset")
+    return GameConfig(
+        name=_str(t, "name", "game"),
+        address=_email(_str(t, "address", "game"), "[game] address"),
+        language=language,
+        ruleset=_str(t, "ruleset", "game", "builtin"),
+        timezone=timezone,
+        start=start,
+    )
+
+
+def _players(data: dict[str, Any]) -> tuple[PlayerConfig, ...]:
+    rows = data.get("players")
+    if not isinstance(rows, list) or not rows:
+        raise ConfigError("[[players]]: at least one player is required")
+    players: list[PlayerConfig] = []
+    for index, row in enumerate(rows, start=1):
+        where = f"players #{index}"
+        if not isinstance(row, dict):
+            raise ConfigError(f"[[players]] #{index} must be a table")
+        unknown = sorted(set(row) - {"name", "email", "surname", "king"})
+        if unknown:
+            raise ConfigError(f"[{where}]: unknown key {unknown[0]!r}")
+        name = _str(row, "name", where).strip()
+        if not name:
+            raise ConfigError(f"[{where}] name is empty")
+        surname = _str(row, "surname", where, name.split()[-1]).strip()
+        king = row.get("king", False)
+        if not isinstance(king, bool):
+            raise ConfigError(f"[{where}] king must be true or false")
+        players.append(PlayerConfig(name, _email(_str(row, "email", where), where), surname, king))
+    emails = [p.email for p in players]
+    if len(set(emails)) != len(emails):
+        raise ConfigError("[[players]]: the same email is listed twice")
+    kings = [p for p in players if p.king]
+    if len(kings) != 1:  # 105, 214: exactly one King
+        raise ConfigError(f"[[players]]: exactly one player must have king = true ({len(kings)})")
+    return tuple(players)
+
+
+def _database(data: dict[str, Any], folder: Path) -> str:
+    t = _table(data, "database", {"url"}, "database")
+    url = _str(t, "url", "database", "sqlite:///nomic.db")
+    if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+        relative = url.removeprefix("sqlite:///")
+        if relative and relative != ":memory:":
+            url = "sqlite:///" + str(folder / relative)
+    if not url.startswith(("sqlite:", "postgresql")):
+        raise ConfigError("[database] url must be sqlite:///... or postgresql+psycopg://...")
+    return url
+
+
+def _maildir(data: dict[str, Any], folder: Path) -> Path:
+    t = _table(data, "maildir", {"path"}, "maildir")
+    path = Path(_str(t, "path", "maildir", "maildir"))
+    return path if path.is_absolute() else folder / path
+
+
+def _imap(data: dict[str, Any]) -> ImapConfig | None:
+    if "imap" not in data:
+        return None
+    keys = {"host", "port", "username", "password", "password_env", "security", "folder",
+            "processed", "quarantine", "poll_seconds", "idle_seconds", "ca_file"}
+    t = _table(data, "imap", keys, "imap")
+    return ImapConfig(
+        host=_str(t, "host", "imap"),
+        port=_int(t, "port", "imap", 993),
+        username=_str(t, "username", "imap", ""),
+        password=_secret(t, "imap"),
+        security=_security(t, "imap", "tls"),
+        folder=_str(t, "folder", "imap", "INBOX"),
+        processed=_str(t, "processed", "imap", "Processed"),
+        quarantine=_str(t, "quarantine", "imap", "Quarantine"),
+        poll_seconds=_int(t, "poll_seconds", "imap", 60),
+        idle_seconds=_int(t, "idle_seconds", "imap", 300),
+        ca_file=_str(t, "ca_file", "imap", ""),
+    )
+
+
+def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
+    if "smtp" not in data:
+        return None
+    keys = {"host", "port", "username", "password", "password_env", "security", "ca_file",
+            "concurrency", "timeout"}
+    t = _table(data, "smtp", keys, "smtp")
+    timeout = t.get("timeout", 30.0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise ConfigError("[smtp] timeout must be a positive number of seconds")
+    return SmtpConfig(
+        host=_str(t, "host", "smtp"),
+        port=_int(t, "port", "smtp", 587),
+        username=_str(t, "username", "smtp", ""),
+        password=_secret(t, "smtp"),
+        security=_security(t, "smtp", "starttls"),
+        ca_file=_str(t, "ca_file", "smtp", ""),
+        concurrency=_int(t, "concurrency", "smtp", 4),
+        timeout=float(timeout),
+    )
+
+
+def _auth(data: dict[str, Any]) -> AuthConfig:
+    t = _table(data, "auth", {"require_dkim", "trusted_authserv_id"}, "auth")
+    require = t.get("require_dkim", False)
+    if not isinstance(require, bool):
+        raise ConfigError("[auth] require_dkim must be true or false")
+    return AuthConfig(require, _str(t, "trusted_authserv_id", "auth", ""))
+
+
+def _parameters(data: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    t = _table(data, "parameters", {s.name for s in params.SPECS}, "parameters")
+    sets = tuple((k, str(v)) for k, v in t.items())
+    for key, value in t.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise ConfigError(f"[parameters] {key} must be a whole number")
+    problem = params.check_sets(sets, {s.name: s.default for s in params.SPECS})
+    if problem is not None:
+        raise ConfigError(f"[parameters] {problem.name} = {problem.value}: {problem.detail}")
+    return sets

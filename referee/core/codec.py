@@ -1,0 +1,90 @@
+"""Turn events and game states into JSON-ready data and back, for the event log (rules 101, 213).
+
+The event log is the source of truth: every published result can be recomputed from it, which
+is how a subject proves or disproves an accusation against the King (213).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from referee.core.events import EVENT_TYPES, Event
+from referee.core.model import GameState
+
+_EVENTS_BY_NAME: dict[str, type] = {t.__name__: t for t in EVENT_TYPES}
+
+
+def to_data(value: Any) -> Any:
+    """A frozen dataclass tree as dicts, lists, strings and numbers."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple | list):
+        return [to_data(v) for v in value]
+    return value
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def from_data(data: Any, kind: Any) -> Any:
+    """The inverse of `to_data`, guided by the type annotations."""
+    origin = typing.get_origin(kind)
+    if origin in (types.UnionType, typing.Union):
+        options = typing.get_args(kind)
+        if data is None and type(None) in options:
+            return None
+        for option in options:
+            if option is type(None):
+                continue
+            return from_data(data, option)
+    if origin is tuple:
+        args = typing.get_args(kind)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_data(item, args[0]) for item in data)
+        return tuple(from_data(item, arg) for item, arg in zip(data, args, strict=True))
+    if kind is Any:
+        return data
+    if isinstance(kind, type):
+        if dataclasses.is_dataclass(kind):
+            hints = _hints(kind)
+            names = {f.name for f in dataclasses.fields(kind)}
+            return kind(**{k: from_data(v, hints[k]) for k, v in data.items() if k in names})
+        if issubclass(kind, enum.Enum):
+            return kind(data)
+        if kind is datetime:
+            return datetime.fromisoformat(data)
+    return data
+
+
+def event_to_data(event: Event) -> dict[str, Any]:
+    data: dict[str, Any] = to_data(event)
+    return {"type": type(event).__name__, **data}
+
+
+def event_from_data(data: dict[str, Any]) -> Event:
+    body = dict(data)
+    cls = _EVENTS_BY_NAME[body.pop("type")]
+    event: Event = from_data(body, cls)
+    return event
+
+
+def state_to_data(state: GameState) -> dict[str, Any]:
+    data: dict[str, Any] = to_data(state)
+    return data
+
+
+def state_from_data(data: dict[str, Any]) -> GameState:
+    state: GameState = from_data(data, GameState)
+    return state

@@ -1,0 +1,345 @@
+"""The game's state as frozen values: players, rules, proposals, appeals, turn (rules 101-215).
+
+Everything here is immutable and holds only stdlib types, so a state can be compared,
+serialised and replayed. The procedure that changes it lives in `referee.core.engine`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+
+class Phase(enum.StrEnum):
+    """The part of the turn the game is in (rule 202), plus the holds of 212 and the end."""
+
+    PROPOSE = "propose"  # 202 (1)
+    DEBATE = "debate"  # 202 (2), 112
+    VOTING = "voting"  # 202 (3), 203
+    AWARD = "award"  # 202 (4)
+    APPEAL = "appeal"  # 212: the next turn waits for a settlement
+    OVER = "over"  # 209, 215
+
+
+class Adoption(enum.StrEnum):
+    """How many votes a rule change needs (rule 204)."""
+
+    UNANIMITY = "unanimity"
+    MAJORITY = "majority"
+
+
+class ProposalKind(enum.StrEnum):
+    """The seven kinds of rule change (rule 103)."""
+
+    ENACT = "enact"
+    REPEAL = "repeal"
+    AMEND = "amend"
+    TRANSMUTE = "transmute"
+    ENACT_AMENDMENT = "enact-amendment"
+    AMEND_AMENDMENT = "amend-amendment"
+    REPEAL_AMENDMENT = "repeal-amendment"
+
+    @property
+    def has_text(self) -> bool:
+        return self not in (
+            ProposalKind.REPEAL,
+            ProposalKind.TRANSMUTE,
+            ProposalKind.REPEAL_AMENDMENT,
+        )
+
+    @property
+    def on_amendment(self) -> bool:
+        return self in (ProposalKind.AMEND_AMENDMENT, ProposalKind.REPEAL_AMENDMENT)
+
+
+class ProposalStatus(enum.StrEnum):
+    DEBATE = "debate"
+    VOTING = "voting"
+    ADOPTED = "adopted"
+    REJECTED = "rejected"
+
+
+class AppealKind(enum.StrEnum):
+    APPEAL = "appeal"  # 212
+    ACCUSATION = "accusation"  # 213
+
+
+class AppealStatus(enum.StrEnum):
+    OPEN = "open"  # waiting for a judge or a ruling, or for the players' agreement
+    SETTLED = "settled"  # a majority agreed with the latest ruling (212)
+
+
+class Verdict(enum.StrEnum):
+    """How a ruling on an accusation ends (213)."""
+
+    UPHELD = "upheld"
+    DISMISSED = "dismissed"
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    email: str
+    surname: str
+    score: int = 0
+    active: bool = True
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """An amendment of a rule (103 (2)); shown as `<rule number>.<seq>`."""
+
+    seq: int
+    text: str
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One change in a rule's life, tied to the number the rule took then (109)."""
+
+    number: int
+    event: str
+    at: datetime
+    proposal: int | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule, followed by its identity (its first number) through every renumbering (109)."""
+
+    identity: int
+    number: int
+    mutable: bool
+    text: str
+    title: str = ""
+    amendments: tuple[Amendment, ...] = ()
+    next_amendment_seq: int = 1
+    parameters: tuple[tuple[str, str], ...] = ()
+    history: tuple[HistoryEntry, ...] = ()
+    in_force: bool = True
+
+    def parameter(self, name: str) -> str | None:
+        for key, value in self.parameters:
+            if key == name:
+                return value
+        return None
+
+    def amendment(self, seq: int) -> Amendment | None:
+        for item in self.amendments:
+            if item.seq == seq:
+                return item
+        return None
+
+    def amendment_id(self, seq: int) -> str:
+        return f"{self.number}.{seq}"
+
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """Every number this rule has had, oldest first."""
+        seen: list[int] = []
+        for entry in self.history:
+            if entry.number not in seen:
+                seen.append(entry.number)
+        if self.number not in seen:
+            seen.append(self.number)
+        return tuple(seen)
+
+    @property
+    def full_text(self) -> str:
+        parts = [self.text]
+        parts.extend(f"[{self.amendment_id(a.seq)}] {a.text}" for a in self.amendments)
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposed rule change, numbered from 301 (109)."""
+
+    number: int
+    proposer: str
+    kind: ProposalKind
+    created_at: datetime
+    debate_ends: datetime
+    vote_deadline: datetime
+    target: int | None = None  # identity of the rule it changes
+    target_number: int | None = None  # the number the target had when proposed
+    amendment_seq: int | None = None
+    text: str = ""
+    old_text: str = ""
+    sets: tuple[tuple[str, str], ...] = ()
+    status: ProposalStatus = ProposalStatus.DEBATE
+    votes: tuple[tuple[str, bool], ...] = ()  # email -> yes; a later vote replaces (203)
+    revisions: int = 0
+    reminded: bool = False
+    outcome: str = ""  # why it closed as it did
+
+    def vote_of(self, email: str) -> bool | None:
+        for who, yes in self.votes:
+            if who == email:
+                return yes
+        return None
+
+    @property
+    def yes(self) -> int:
+        return sum(1 for _, yes in self.votes if yes)
+
+    @property
+    def no(self) -> int:
+        return sum(1 for _, yes in self.votes if not yes)
+
+
+@dataclass(frozen=True)
+class Appeal:
+    """An appeal to the King (212) or an accusation of the King (213), numbered A1, A2, ..."""
+
+    id: str
+    kind: AppealKind
+    appellant: str
+    question: str
+    opened_at: datetime
+    judge: str | None = None
+    ruling: str | None = None
+    verdict: Verdict | None = None
+    impossible: str | None = None  # 215: the player named unable to complete a turn
+    rulings: int = 0
+    agree: tuple[str, ...] = ()
+    disagree: tuple[str, ...] = ()
+    status: AppealStatus = AppealStatus.OPEN
+    accused: str | None = None
+
+
+@dataclass(frozen=True)
+class ParameterQuestion:
+    """An adopted change touched a rule carrying parameters it did not mention (King decides)."""
+
+    rule: int  # identity
+    proposal: int
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GameState:
+    """Everything the referee knows about one game."""
+
+    name: str
+    language: str
+    started_at: datetime
+    players: tuple[Player, ...]
+    king: str | None
+    rules: tuple[Rule, ...]
+    house_parameters: tuple[tuple[str, str], ...] = ()
+    proposals: tuple[Proposal, ...] = ()
+    appeals: tuple[Appeal, ...] = ()
+    next_proposal_number: int = 301  # 109
+    adoption: Adoption = Adoption.UNANIMITY
+    phase: Phase = Phase.PROPOSE
+    turn_player: str | None = None
+    turn_started_at: datetime | None = None
+    current_proposal: int | None = None
+    turns_taken: tuple[str, ...] = ()  # players who completed a turn in this round (201)
+    rounds_completed: int = 0
+    reminder_at: datetime | None = None
+    winner: str | None = None
+    tie: tuple[str, ...] = ()  # 209: several crossed together; the King names the winner
+    deposed: str | None = None  # 213: the deposed King who must crown a successor
+    parameter_questions: tuple[ParameterQuestion, ...] = ()
+    rule_204_amended: bool = False
+    events: int = 0  # how many events have been applied (a sequence for stable ids)
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    # --- lookups -------------------------------------------------------------------------
+
+    def player(self, email: str) -> Player | None:
+        for p in self.players:
+            if p.email == email:
+                return p
+        return None
+
+    @property
+    def active_players(self) -> tuple[Player, ...]:
+        return tuple(p for p in self.players if p.active)
+
+    def proposal(self, number: int) -> Proposal | None:
+        for p in self.proposals:
+            if p.number == number:
+                return p
+        return None
+
+    def appeal(self, appeal_id: str) -> Appeal | None:
+        wanted = appeal_id.upper()
+        for a in self.appeals:
+            if a.id == wanted:
+                return a
+        return None
+
+    def rule_by_identity(self, identity: int) -> Rule | None:
+        for r in self.rules:
+            if r.identity == identity:
+                return r
+        return None
+
+    def rule_by_number(self, number: int) -> Rule | None:
+        """The rule that has or once had this number (109: numbers are never reused)."""
+        for r in self.rules:
+            if r.number == number:
+                return r
+        for r in self.rules:
+            if number in r.numbers:
+                return r
+        return None
+
+    @property
+    def rules_in_force(self) -> tuple[Rule, ...]:
+        return tuple(sorted((r for r in self.rules if r.in_force), key=lambda r: r.number))
+
+    @property
+    def mutable_count(self) -> int:
+        return sum(1 for r in self.rules if r.in_force and r.mutable)
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def current(self) -> Proposal | None:
+        if self.current_proposal is None:
+            return None
+        return self.proposal(self.current_proposal)
+
+    @property
+    def open_appeals(self) -> tuple[Appeal, ...]:
+        return tuple(a for a in self.appeals if a.status is AppealStatus.OPEN)
+
+    # --- functional updates --------------------------------------------------------------
+
+    def with_player(self, player: Player) -> GameState:
+        return replace(
+            self,
+            players=tuple(player if p.email == player.email else p for p in self.players),
+        )
+
+    def with_rule(self, rule: Rule) -> GameState:
+        if self.rule_by_identity(rule.identity) is None:
+            return replace(self, rules=(*self.rules, rule))
+        return replace(
+            self, rules=tuple(rule if r.identity == rule.identity else r for r in self.rules)
+        )
+
+    def with_proposal(self, proposal: Proposal) -> GameState:
+        if self.proposal(proposal.number) is None:
+            return replace(self, proposals=(*self.proposals, proposal))
+        return replace(
+            self,
+            proposals=tuple(
+                proposal if p.number == proposal.number else p for p in self.proposals
+            ),
+        )
+
+    def with_appeal(self, appeal: Appeal) -> GameState:
+        if self.appeal(appeal.id) is None:
+            return replace(self, appeals=(*self.appeals, appeal))
+        return replace(
+            self, appeals=tuple(appeal if a.id == appeal.id else a for a in self.appeals)
+        )

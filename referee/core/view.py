@@ -1,0 +1,244 @@
+"""Plain-data views of the game for templates and for the public JSON state (205, 203, 212).
+
+Views hold only dicts, lists, strings, numbers, booleans and datetimes, so a template or
+`json.dumps` can take them as they are.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from referee.core import params
+from referee.core.model import Appeal, GameState, Phase, Proposal, Rule
+from referee.core.order import turn_order
+
+
+def _iso(at: datetime | None) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+def rule_data(rule: Rule) -> dict[str, Any]:
+    return {
+        "number": rule.number,
+        "identity": rule.identity,
+        "mutable": rule.mutable,
+        "in_force": rule.in_force,
+        "title": rule.title,
+        "text": rule.text,
+        "full_text": rule.full_text,
+        "amendments": [{"id": rule.amendment_id(a.seq), "text": a.text} for a in rule.amendments],
+        "parameters": dict(rule.parameters),
+        "numbers": list(rule.numbers),
+        "history": [
+            {
+                "number": h.number,
+                "event": h.event,
+                "proposal": h.proposal,
+                "at": h.at,
+                "note": h.note,
+            }
+            for h in rule.history
+        ],
+    }
+
+
+def _name(state: GameState, email: str | None) -> str:
+    if email is None:
+        return ""
+    p = state.player(email)
+    return p.name if p else email
+
+
+def proposal_data(state: GameState, p: Proposal) -> dict[str, Any]:
+    target = state.rule_by_identity(p.target) if p.target is not None else None
+    amendment = None
+    if p.amendment_seq is not None and p.target_number is not None:
+        amendment = f"{p.target_number}.{p.amendment_seq}"
+    return {
+        "number": p.number,
+        "proposer": p.proposer,
+        "proposer_name": _name(state, p.proposer),
+        "kind": p.kind.value,
+        "target": p.target_number,
+        "target_now": target.number if target else None,
+        "target_mutable": target.mutable if target else None,
+        "amendment": amendment,
+        "status": p.status.value,
+        "text": p.text,
+        "old_text": p.old_text,
+        "sets": [{"name": k, "value": v} for k, v in p.sets],
+        "votes": {who: ("yes" if yes else "no") for who, yes in p.votes},
+        "yes": p.yes,
+        "no": p.no,
+        "created_at": p.created_at,
+        "debate_ends": p.debate_ends,
+        "vote_deadline": p.vote_deadline,
+        "revisions": p.revisions,
+        "outcome": p.outcome,
+    }
+
+
+def appeal_data(state: GameState, a: Appeal) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "kind": a.kind.value,
+        "appellant": a.appellant,
+        "appellant_name": _name(state, a.appellant),
+        "judge": a.judge,
+        "judge_name": _name(state, a.judge),
+        "question": a.question,
+        "ruling": a.ruling,
+        "verdict": a.verdict.value if a.verdict else None,
+        "impossible": _name(state, a.impossible) if a.impossible else None,
+        "status": a.status.value,
+        "agree": len(a.agree),
+        "disagree": len(a.disagree),
+        "accused": _name(state, a.accused) if a.accused else None,
+    }
+
+
+def scores_data(state: GameState) -> list[dict[str, Any]]:
+    """Every player, active ones in turn order first, then those who left (201, 205)."""
+    ordered = list(turn_order(state)) + [p for p in state.players if not p.active]
+    return [
+        {
+            "name": p.name,
+            "email": p.email,
+            "score": p.score,
+            "king": p.email == state.king,
+            "active": p.active,
+        }
+        for p in ordered
+    ]
+
+
+def ruleset_data(state: GameState) -> dict[str, Any]:
+    return {
+        "rules": [rule_data(r) for r in state.rules_in_force],
+        "scores": scores_data(state),
+        "adoption": state.adoption.value,
+        "parameters": params.effective(state),
+        "king": _name(state, state.king),
+    }
+
+
+def turn_deadline(state: GameState) -> datetime | None:
+    current = state.current
+    if current is None:
+        return None
+    if state.phase is Phase.DEBATE:
+        return current.debate_ends
+    if state.phase is Phase.VOTING:
+        return current.vote_deadline
+    return None
+
+
+def status_data(state: GameState) -> dict[str, Any]:
+    current = state.current
+    return {
+        "phase": state.phase.value,
+        "player": _name(state, state.turn_player),
+        "proposal": current.number if current else None,
+        "deadline": turn_deadline(state),
+        "king": _name(state, state.king),
+        "round": state.rounds_completed + 1,
+        "adoption": state.adoption.value,
+        "appeals": [a.id for a in state.open_appeals],
+        "winner": _name(state, state.winner) if state.winner else None,
+        "missing": [
+            p.name
+            for p in turn_order(state)
+            if current is not None and current.vote_of(p.email) is None
+        ]
+        if state.phase in (Phase.DEBATE, Phase.VOTING)
+        else [],
+    }
+
+
+def public_state(state: GameState, now: datetime) -> dict[str, Any]:
+    """The JSON of `status --json` and `replay --json` (INTERFACE.md section 4)."""
+    current = state.current
+    return {
+        "game": state.name,
+        "now": now.isoformat(),
+        "started": state.started_at.isoformat(),
+        "over": state.over,
+        "winner": state.winner,
+        "king": state.king,
+        "deposed": state.deposed,
+        "round": state.rounds_completed + 1,
+        "adoption": state.adoption.value,
+        "tie": list(state.tie),
+        "turn": {
+            "player": state.turn_player,
+            "phase": state.phase.value,
+            "proposal": current.number if current else None,
+            "deadline": _iso(turn_deadline(state)),
+        },
+        "players": scores_data(state),
+        "rules": [
+            {
+                "number": r.number,
+                "mutable": r.mutable,
+                "text": r.text,
+                "title": r.title,
+                "amendments": [
+                    {"id": r.amendment_id(a.seq), "text": a.text} for a in r.amendments
+                ],
+                "parameters": dict(r.parameters),
+                "history": [
+                    {
+                        "number": h.number,
+                        "event": h.event,
+                        "at": h.at.isoformat(),
+                        **({"proposal": h.proposal} if h.proposal is not None else {}),
+                        **({"note": h.note} if h.note else {}),
+                    }
+                    for h in r.history
+                ],
+            }
+            for r in state.rules_in_force
+        ],
+        "proposals": [
+            {
+                "number": p.number,
+                "proposer": p.proposer,
+                "kind": p.kind.value,
+                "target": p.target_number,
+                "amendment": (
+                    f"{p.target_number}.{p.amendment_seq}" if p.amendment_seq else None
+                ),
+                "status": p.status.value,
+                "text": p.text,
+                "sets": dict(p.sets),
+                "votes": {who: ("yes" if yes else "no") for who, yes in p.votes},
+                "yes": p.yes,
+                "no": p.no,
+                "created": p.created_at.isoformat(),
+                "outcome": p.outcome,
+            }
+            for p in state.proposals
+        ],
+        "appeals": [
+            {
+                "id": a.id,
+                "kind": a.kind.value,
+                "appellant": a.appellant,
+                "judge": a.judge,
+                "status": a.status.value,
+                "ruling": a.ruling,
+                "verdict": a.verdict.value if a.verdict else None,
+                "agree": len(a.agree),
+                "disagree": len(a.disagree),
+            }
+            for a in state.appeals
+        ],
+        "parameters": params.effective(state),
+        "pending": {
+            "parameters": [
+                {"rule": q.rule, "proposal": q.proposal, "names": list(q.names)}
+                for q in state.parameter_questions
+            ],
+        },
+    }

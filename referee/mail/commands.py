@@ -1,0 +1,470 @@
+"""The mail commands: one small spec per command in a registry, English and Italian keywords.
+
+Serves rules 103 (the seven proposal kinds), 112 (REVISE, EXTEND), 114 (QUIT), 202 (AWARD),
+203 (VOTE), 209 (WINNER), 212-215 (APPEAL, CHAMPION, RULING, AGREE, ACCUSE, CROWN). Pure: text
+in, engine events (or a syntax problem) out. HELP is generated from this registry.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from referee.core.events import (
+    Accuse,
+    Agree,
+    Award,
+    Command,
+    Confirm,
+    Crown,
+    Extend,
+    GiveRuling,
+    NameChampion,
+    NameWinner,
+    OpenAppeal,
+    Propose,
+    Query,
+    QueryKind,
+    Quit,
+    Revise,
+    SetParameter,
+    Vote,
+)
+from referee.core.model import ProposalKind
+
+END_WORDS = ("END", "FINE")
+YES_WORDS = ("YES", "Y", "SI", "AYE", "FOR", "FAVOREVOLE", "FAVORE")
+NO_WORDS = ("NO", "N", "NAY", "AGAINST", "CONTRARIO", "CONTRO")
+_SET_LINE = re.compile(r"^\s*(SET|IMPOSTA)\s+([A-Za-z_]+)\s*=\s*(\S+)\s*$", re.I)
+
+
+class SyntaxProblem(ValueError):
+    """The line starts like a command but its arguments do not fit the syntax."""
+
+
+@dataclass(frozen=True)
+class Args:
+    sender: str
+    words: tuple[str, ...]  # the words after the keyword, as written
+    body: str  # for multi-line commands: the lines after the keyword line, up to END
+    sets: tuple[tuple[str, str], ...]
+
+    def text_after(self, skip: int) -> str:
+        """The command's text: the keyword line's words after `skip` of them, then the body."""
+        return (" ".join(self.words[skip:]) + "\n" + self.body).strip()
+
+
+Builder = Callable[[Args], Command]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One mail command: its keywords, syntax and description in each language."""
+
+    name: str
+    english: str
+    italian: str
+    syntax_en: str
+    syntax_it: str
+    help_en: str
+    help_it: str
+    build: Builder
+    multiline: bool = False
+    rules: str = ""
+
+    def syntax(self, language: str) -> str:
+        return self.syntax_it if language == "it" else self.syntax_en
+
+    def description(self, language: str) -> str:
+        return self.help_it if language == "it" else self.help_en
+
+
+def fold(word: str) -> str:
+    """Upper case without accents, so 'sì', 'SÌ' and 'si' are one word."""
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).upper()
+
+
+def _number(word: str, what: str = "N") -> int:
+    cleaned = word.strip().lstrip("#").rstrip(".,:;")
+    if not cleaned.isdigit():
+        raise SyntaxProblem(f"{what}: {word!r}")
+    return int(cleaned)
+
+
+def _need(args: Args, count: int) -> tuple[str, ...]:
+    if len(args.words) < count:
+        raise SyntaxProblem("missing")
+    return args.words
+
+
+def _exactly(args: Args, count: int) -> tuple[str, ...]:
+    if len(args.words) != count:
+        raise SyntaxProblem("arguments")
+    return args.words
+
+
+def _rest(args: Args, skip: int) -> str:
+    return " ".join(args.words[skip:]).strip()
+
+
+def _appeal_id(word: str) -> str:
+    cleaned = word.strip().rstrip(".,:;").upper()
+    if not re.fullmatch(r"A?\d+", cleaned):
+        raise SyntaxProblem(f"A: {word!r}")
+    return cleaned if cleaned.startswith("A") else "A" + cleaned
+
+
+def _amendment_ref(word: str) -> str:
+    cleaned = word.strip().rstrip(",:;")
+    if not re.fullmatch(r"\d+\.\d+", cleaned):
+        raise SyntaxProblem(f"N.K: {word!r}")
+    return cleaned
+
+
+def _propose(kind: ProposalKind) -> Builder:
+    def build(args: Args) -> Command:
+        if kind is ProposalKind.ENACT:
+            immutable = bool(args.words) and fold(args.words[0]) in ("IMMUTABLE", "IMMUTABILE")
+            text = args.text_after(1 if immutable else 0)
+            return Propose(args.sender, kind, text=text, sets=args.sets, immutable=immutable)
+        if kind in (ProposalKind.AMEND_AMENDMENT, ProposalKind.REPEAL_AMENDMENT):
+            ref = _amendment_ref(_need(args, 1)[0])
+            text = args.text_after(1) if kind.has_text else ""
+            if not kind.has_text:
+                _exactly(args, 1)
+            return Propose(args.sender, kind, amendment=ref, text=text, sets=args.sets)
+        target = _number(_need(args, 1)[0])
+        if not kind.has_text:
+            _exactly(args, 1)
+            return Propose(args.sender, kind, target=target, sets=args.sets)
+        return Propose(args.sender, kind, target=target, text=args.text_after(1),
+                       sets=args.sets)
+
+    return build
+
+
+def _vote(args: Args) -> Command:
+    words = _need(args, 2)
+    number = _number(words[0])
+    answer = fold(words[1]).rstrip(".!,")
+    if answer in YES_WORDS:
+        return Vote(args.sender, number, True)
+    if answer in NO_WORDS:
+        return Vote(args.sender, number, False)
+    raise SyntaxProblem(f"YES/NO: {words[1]!r}")
+
+
+def _revise(args: Args) -> Command:
+    number = _number(_need(args, 1)[0])
+    return Revise(args.sender, number, args.text_after(1), args.sets)
+
+
+def _ruling(args: Args) -> Command:
+    appeal = _appeal_id(_need(args, 1)[0])
+    text = args.text_after(1)
+    first = text.split("\n", 1)[0].split()
+    head = fold(first[0]).rstrip(".:,;") if first else ""
+    verdict = None
+    impossible = None
+    if head in ("UPHELD", "ACCOLTA", "ACCOLTO"):
+        verdict = "upheld"
+    elif head in ("DISMISSED", "RESPINTA", "RESPINTO"):
+        verdict = "dismissed"
+    elif head in ("IMPOSSIBLE", "IMPOSSIBILE"):
+        impossible = " ".join(first[1:]).strip()
+        if not impossible:
+            raise SyntaxProblem("IMPOSSIBLE who")
+    return GiveRuling(args.sender, appeal, text, verdict, impossible)
+
+
+def _extend(args: Args) -> Command:
+    words = [w for w in _need(args, 1) if fold(w) not in ("DAYS", "DAY", "GIORNI", "GIORNO")]
+    if len(words) == 1:
+        return Extend(args.sender, 0, _number(words[0], "days"))
+    if len(words) == 2:
+        return Extend(args.sender, _number(words[0]), _number(words[1], "days"))
+    raise SyntaxProblem("arguments")
+
+
+def _set(args: Args) -> Command:
+    match = re.fullmatch(r"([A-Za-z_]+)\s*=\s*(\S+)", " ".join(args.words))
+    if match is None:
+        raise SyntaxProblem("name = value")
+    return SetParameter(args.sender, match.group(1).lower(), match.group(2))
+
+
+def _query(kind: QueryKind, numbered: bool) -> Builder:
+    def build(args: Args) -> Command:
+        if numbered:
+            return Query(args.sender, kind, _number(_exactly(args, 1)[0]))
+        _exactly(args, 0)
+        return Query(args.sender, kind)
+
+    return build
+
+
+def _no_args(make: Callable[[str], Command]) -> Builder:
+    def build(args: Args) -> Command:
+        _exactly(args, 0)
+        return make(args.sender)
+
+    return build
+
+
+def _who(make: Callable[[str, str], Command]) -> Builder:
+    def build(args: Args) -> Command:
+        who = _rest(args, 0)
+        if not who:
+            raise SyntaxProblem("who")
+        return make(args.sender, who)
+
+    return build
+
+
+def _appeal_who(make: Callable[[str, str, str], Command]) -> Builder:
+    def build(args: Args) -> Command:
+        appeal = _appeal_id(_need(args, 2)[0])
+        return make(args.sender, appeal, _rest(args, 1))
+
+    return build
+
+
+def _agree(agree: bool) -> Builder:
+    def build(args: Args) -> Command:
+        return Agree(args.sender, _appeal_id(_exactly(args, 1)[0]), agree)
+
+    return build
+
+
+def _award(args: Args) -> Command:
+    words = [w for w in _need(args, 1) if fold(w) not in ("POINTS", "PUNTI", "POINT")]
+    if len(words) != 1:
+        raise SyntaxProblem("P")
+    return Award(args.sender, _number(words[0], "P"))
+
+
+def _confirm(args: Args) -> Command:
+    return Confirm(args.sender, _number(_exactly(args, 1)[0]))
+
+
+def _text(make: Callable[[str, str], Command]) -> Builder:
+    def build(args: Args) -> Command:
+        return make(args.sender, args.text_after(0))
+
+    return build
+
+
+K = ProposalKind
+REGISTRY: tuple[CommandSpec, ...] = (
+    CommandSpec("propose-enact", "PROPOSE ENACT", "PROPONGO PROMULGARE",
+                "PROPOSE ENACT <text> ... END", "PROPONGO PROMULGARE <testo> ... FINE",
+                "your turn: propose a new rule (SET lines inside set its parameters)",
+                "al tuo turno: proponi una nuova regola (righe IMPOSTA per i parametri)",
+                _propose(K.ENACT), multiline=True, rules="103, 201"),
+    CommandSpec("propose-enact-amendment", "PROPOSE ENACT AMENDMENT",
+                "PROPONGO PROMULGARE EMENDAMENTO",
+                "PROPOSE ENACT AMENDMENT N <text> ... END",
+                "PROPONGO PROMULGARE EMENDAMENTO N <testo> ... FINE",
+                "your turn: propose an amendment to rule N",
+                "al tuo turno: proponi un emendamento alla regola N",
+                _propose(K.ENACT_AMENDMENT), multiline=True, rules="103, 109"),
+    CommandSpec("propose-amend-amendment", "PROPOSE AMEND AMENDMENT",
+                "PROPONGO EMENDARE EMENDAMENTO",
+                "PROPOSE AMEND AMENDMENT N.K <text> ... END",
+                "PROPONGO EMENDARE EMENDAMENTO N.K <testo> ... FINE",
+                "your turn: propose a new text for amendment N.K",
+                "al tuo turno: proponi un nuovo testo per l'emendamento N.K",
+                _propose(K.AMEND_AMENDMENT), multiline=True, rules="103, 109"),
+    CommandSpec("propose-repeal-amendment", "PROPOSE REPEAL AMENDMENT",
+                "PROPONGO ABROGARE EMENDAMENTO",
+                "PROPOSE REPEAL AMENDMENT N.K", "PROPONGO ABROGARE EMENDAMENTO N.K",
+                "your turn: propose to repeal amendment N.K",
+                "al tuo turno: proponi di abrogare l'emendamento N.K",
+                _propose(K.REPEAL_AMENDMENT), rules="103, 109"),
+    CommandSpec("propose-amend", "PROPOSE AMEND", "PROPONGO EMENDARE",
+                "PROPOSE AMEND N <new text> ... END", "PROPONGO EMENDARE N <nuovo testo> ... FINE",
+                "your turn: propose a new text for mutable rule N",
+                "al tuo turno: proponi un nuovo testo per la regola mutabile N",
+                _propose(K.AMEND), multiline=True, rules="103, 109"),
+    CommandSpec("propose-repeal", "PROPOSE REPEAL", "PROPONGO ABROGARE",
+                "PROPOSE REPEAL N", "PROPONGO ABROGARE N",
+                "your turn: propose to repeal mutable rule N",
+                "al tuo turno: proponi di abrogare la regola mutabile N",
+                _propose(K.REPEAL), rules="103, 115"),
+    CommandSpec("propose-transmute", "PROPOSE TRANSMUTE", "PROPONGO TRASMUTARE",
+                "PROPOSE TRANSMUTE N", "PROPONGO TRASMUTARE N",
+                "your turn: propose to make rule N mutable if immutable, or the reverse",
+                "al tuo turno: proponi di rendere la regola N mutabile se immutabile, o viceversa",
+                _propose(K.TRANSMUTE), rules="103, 110"),
+    CommandSpec("revise", "REVISE", "RIVEDO", "REVISE N <text> ... END", "RIVEDO N <testo> ... FINE",
+                "during the debate, the proposer's final text (votes cast so far are void)",
+                "durante il dibattito, il testo finale del proponente (i voti già dati decadono)",
+                _revise, multiline=True, rules="112"),
+    CommandSpec("vote", "VOTE", "VOTO", "VOTE N YES|NO", "VOTO N SÌ|NO",
+                "your vote on proposal N; a later vote replaces it until the vote closes",
+                "il tuo voto sulla proposta N; un voto successivo lo sostituisce fino alla chiusura",
+                _vote, rules="203, 208"),
+    CommandSpec("appeal", "APPEAL", "APPELLO", "APPEAL <question> ... END",
+                "APPELLO <domanda> ... FINE",
+                "appeal to the King on a move's legality or a rule's meaning",
+                "appellarsi al Re sulla liceità di una mossa o sul senso di una regola",
+                _text(OpenAppeal), multiline=True, rules="212"),
+    CommandSpec("champion", "CHAMPION", "CAMPIONE", "CHAMPION A <player>", "CAMPIONE A <giocatore>",
+                "the King: name who judges appeal A in his place",
+                "il Re: nomina chi giudica l'appello A al suo posto",
+                _appeal_who(NameChampion), rules="212, 213"),
+    CommandSpec("ruling", "RULING", "SENTENZA", "RULING A <settlement> ... END",
+                "SENTENZA A <proposta> ... FINE",
+                "the judge of appeal A: a proposed settlement (UPHELD/DISMISSED first for an "
+                "accusation; IMPOSSIBLE <player> when play cannot continue, 215)",
+                "il giudice dell'appello A: una proposta di soluzione (ACCOLTA/RESPINTA in testa "
+                "per un'accusa; IMPOSSIBILE <giocatore> se il gioco non può continuare, 215)",
+                _ruling, multiline=True, rules="212, 213, 215"),
+    CommandSpec("agree", "AGREE", "ACCORDO", "AGREE A", "ACCORDO A",
+                "you agree with the latest ruling on appeal A",
+                "sei d'accordo con l'ultima sentenza sull'appello A",
+                _agree(True), rules="212"),
+    CommandSpec("disagree", "DISAGREE", "DISACCORDO", "DISAGREE A", "DISACCORDO A",
+                "you disagree with the latest ruling on appeal A",
+                "non sei d'accordo con l'ultima sentenza sull'appello A",
+                _agree(False), rules="212"),
+    CommandSpec("accuse", "ACCUSE", "ACCUSO", "ACCUSE <evidence> ... END", "ACCUSO <prove> ... FINE",
+                "a subject: accuse the King of falsifying a result or changing the rules",
+                "un suddito: accusa il Re di aver falsato un risultato o cambiato le regole",
+                _text(Accuse), multiline=True, rules="213"),
+    CommandSpec("crown", "CROWN", "INCORONO", "CROWN <player>", "INCORONO <giocatore>",
+                "a deposed King: choose the new King", "un Re deposto: scegli il nuovo Re",
+                _who(Crown), rules="213, 214"),
+    CommandSpec("award", "AWARD", "PUNTI", "AWARD P", "PUNTI P",
+                "the King: the points for the player whose turn ends",
+                "il Re: i punti al giocatore che chiude il turno",
+                _award, rules="202"),
+    CommandSpec("extend", "EXTEND", "PROROGO", "EXTEND [N] D DAYS", "PROROGO [N] G GIORNI",
+                "the King: lengthen the debate on the current proposal by D days",
+                "il Re: allunga di G giorni il dibattito sulla proposta in corso",
+                _extend, rules="112"),
+    CommandSpec("confirm", "CONFIRM", "CONFERMO", "CONFIRM N", "CONFERMO N",
+                "the King: keep the parameters of rule N as they were after an amendment",
+                "il Re: mantieni i parametri della regola N dopo un emendamento",
+                _confirm, rules="111, 211"),
+    CommandSpec("set", "SET", "IMPOSTA", "SET name = value", "IMPOSTA nome = valore",
+                "inside a proposal: a parameter it sets; alone, the King's answer to a prompt",
+                "in una proposta: un parametro che imposta; da solo, la risposta del Re",
+                _set, rules="111, 211"),
+    CommandSpec("winner", "WINNER", "VINCITORE", "WINNER <player>", "VINCITORE <giocatore>",
+                "the King: who wins when several reach the score together",
+                "il Re: chi vince se più giocatori raggiungono insieme il punteggio",
+                _who(NameWinner), rules="209"),
+    CommandSpec("quit", "QUIT", "ABBANDONO", "QUIT", "ABBANDONO",
+                "leave the game", "lascia il gioco", _no_args(Quit), rules="114"),
+    CommandSpec("status", "STATUS", "STATO", "STATUS", "STATO",
+                "the game as it stands", "lo stato del gioco",
+                _query(QueryKind.STATUS, False)),
+    CommandSpec("rules", "RULES", "REGOLE", "RULES", "REGOLE",
+                "the ruleset in force and the scores", "il regolamento in vigore e i punteggi",
+                _query(QueryKind.RULES, False)),
+    CommandSpec("rule", "RULE", "REGOLA", "RULE N", "REGOLA N",
+                "rule N (an old number finds the rule's new one)",
+                "la regola N (un vecchio numero trova quello nuovo)",
+                _query(QueryKind.RULE, True), rules="109"),
+    CommandSpec("history", "HISTORY", "STORIA", "HISTORY N", "STORIA N",
+                "every change to rule N, with its numbers", "ogni modifica della regola N",
+                _query(QueryKind.HISTORY, True), rules="109"),
+    CommandSpec("scores", "SCORES", "PUNTEGGI", "SCORES", "PUNTEGGI",
+                "everyone's points", "i punti di tutti", _query(QueryKind.SCORES, False)),
+    CommandSpec("help", "HELP", "AIUTO", "HELP", "AIUTO",
+                "this list", "questo elenco", _query(QueryKind.HELP, False)),
+)
+
+# Longest keyword first, so PROPOSE ENACT AMENDMENT wins over PROPOSE ENACT.
+_KEYWORDS: tuple[tuple[tuple[str, ...], CommandSpec], ...] = tuple(
+    sorted(
+        [(tuple(fold(w) for w in s.english.split()), s) for s in REGISTRY]
+        + [(tuple(fold(w) for w in s.italian.split()), s) for s in REGISTRY],
+        key=lambda item: -len(item[0]),
+    )
+)
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    """A command found in a mail: the event, or why its line could not be read."""
+
+    line: str
+    spec: CommandSpec
+    command: Command | None
+    problem: str = ""
+
+
+def match(line: str) -> tuple[CommandSpec, int] | None:
+    """The command a line starts with, and how many words its keyword takes."""
+    words = [fold(w).rstrip(":") for w in line.split()]
+    for keyword, spec in _KEYWORDS:
+        if tuple(words[: len(keyword)]) == keyword:
+            return spec, len(keyword)
+    return None
+
+
+def _clean_subject(subject: str) -> str:
+    previous = None
+    text = subject.strip()
+    while previous != text:
+        previous = text
+        text = re.sub(r"^(re|r|fwd?|i|rif|aw|sv|tr)\s*(\[\d+\])?\s*:\s*", "", text, flags=re.I)
+    return text.strip()
+
+
+def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
+    """Every command in a mail, in order: the Subject's first, then the body's."""
+    lines = text.split("\n")
+    cleaned = _clean_subject(subject)
+    if cleaned and match(cleaned) is not None:
+        lines = [cleaned, *lines]
+    found: list[ParsedLine] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index].strip()
+        index += 1
+        hit = match(line) if line else None
+        if hit is None:
+            continue
+        spec, width = hit
+        words = tuple(line.split()[width:])
+        body_lines: list[str] = []
+        if spec.multiline:
+            while index < len(lines) and fold(lines[index].strip()) not in END_WORDS:
+                body_lines.append(lines[index])
+                index += 1
+            index += 1  # the END line
+        kept, sets = _split_sets(body_lines)
+        args = Args(sender, words, "\n".join(kept), sets)
+        try:
+            command = spec.build(args)
+        except SyntaxProblem as problem:
+            found.append(ParsedLine(line, spec, None, str(problem)))
+            continue
+        if not any(p.command == command for p in found):  # the same command twice: once
+            found.append(ParsedLine(line, spec, command))
+    return found
+
+
+def _split_sets(lines: Sequence[str]) -> tuple[list[str], tuple[tuple[str, str], ...]]:
+    kept: list[str] = []
+    sets: list[tuple[str, str]] = []
+    for line in lines:
+        found = _SET_LINE.match(line)
+        if found:
+            sets.append((found.group(2).lower(), found.group(3)))
+        else:
+            kept.append(line)
+    return kept, tuple(sets)
+
+
+def help_rows(language: str) -> list[dict[str, str]]:
+    return [
+        {"syntax": s.syntax(language), "description": s.description(language), "rules": s.rules}
+        for s in REGISTRY
+    ]

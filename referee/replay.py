@@ -1,0 +1,130 @@
+"""Replay an mbox of archived mail through a fresh game: how a player proves a result (213).
+
+Every message is fed in file order at its own time (the mbox `From ` line's date, else its
+`Date:` header, never earlier than the message before), with every deadline that falls due
+between messages fired in order, exactly as the live service would have done.
+"""
+
+from __future__ import annotations
+
+import logging
+import mailbox
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from referee.config import Settings
+from referee.core.model import GameState
+from referee.mail.parse import parse_message
+from referee.service import Referee
+from referee.store.store import Store
+
+log = logging.getLogger("referee.replay")
+
+
+@dataclass(frozen=True)
+class Archived:
+    raw: bytes
+    at: datetime | None
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    state: GameState
+    now: datetime
+    messages: int
+    sent: int
+    failed: tuple[str, ...]
+
+
+def _from_line_time(line: str) -> datetime | None:
+    words = line.split()
+    if len(words) < 5:
+        return None
+    text = " ".join(words[-5:])
+    for pattern in ("%a %b %d %H:%M:%S %Y",):
+        try:
+            return datetime.strptime(text, pattern).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def read_mbox(path: Path) -> list[Archived]:
+    if not path.is_file():
+        raise FileNotFoundError(f"mbox not found: {path}")
+    box = mailbox.mbox(str(path), create=False)
+    out: list[Archived] = []
+    try:
+        for key in box.iterkeys():
+            message = box.get_message(key)
+            raw = box.get_bytes(key)
+            at = _from_line_time(message.get_from() or "")
+            if at is None:
+                date = message.get("Date")
+                if date:
+                    try:
+                        at = parsedate_to_datetime(str(date))
+                    except (TypeError, ValueError, IndexError):
+                        at = None
+                    if at is not None and at.tzinfo is None:
+                        at = at.replace(tzinfo=UTC)
+            out.append(Archived(raw, at))
+    finally:
+        box.close()
+    return out
+
+
+def replay(
+    settings: Settings, mbox: Path, until: datetime | None = None, out: Path | None = None
+) -> ReplayResult:
+    messages = read_mbox(mbox)
+    times = [m.at for m in messages if m.at is not None]
+    start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
+    with tempfile.TemporaryDirectory(prefix="nomic-replay-") as folder:
+        store = Store(f"sqlite:///{folder}/replay.db")
+        try:
+            referee = Referee.create(store, settings, start)
+            now = start
+            failed: list[str] = []
+            count = 0
+            for item in messages:
+                at = max(item.at or now, now)
+                if until is not None and at > until:
+                    break
+                now = at
+                count += 1
+                try:
+                    referee.receive(item.raw, at)
+                except Exception as exc:  # a message that breaks processing is reported, kept
+                    mid = parse_message(item.raw).message_id
+                    log.error("message %s could not be processed: %s", mid, exc)
+                    failed.append(mid)
+            if until is not None and until > now:
+                now = until
+            referee.advance(now)
+            rows = store.outbox(referee.game_id)
+            if out is not None:
+                write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
+            return ReplayResult(referee.state, now, count, len(rows), tuple(failed))
+        finally:
+            store.close()
+
+
+def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) -> None:
+    if path.exists():
+        path.unlink()
+    box = mailbox.mbox(str(path), create=True)
+    try:
+        box.lock()
+        for raw, at in messages:
+            entry = mailbox.mboxMessage(raw)
+            stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+            entry.set_from(sender, stamp.timetuple())
+            box.add(entry)
+        box.flush()
+        box.unlock()
+    finally:
+        box.close()

@@ -1,0 +1,311 @@
+"""The referee service: one game's mail in, the engine, the store and the outbox (rules 101-215).
+
+This is the one module that ties the pure core to the edges. `receive` takes a raw message,
+fires the deadlines due before it, obeys its commands and writes the reply and the notices to
+the outbox, all in one transaction. `advance` fires the deadlines due by a time. `replay` and
+the live service both go through here, so they reach the same state from the same mail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from referee import rulebook
+from referee.config import Settings
+from referee.core import codec, engine
+from referee.core.engine import Decision
+from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
+from referee.core.model import GameState, Player
+from referee.mail import outgoing
+from referee.mail.commands import parse_commands
+from referee.mail.parse import InboundMail, parse_message
+from referee.mail.render import Renderer
+from referee.store.store import Store, StoreError, UnitOfWork
+
+log = logging.getLogger("referee")
+
+
+def redact(address: str) -> str:
+    """a***@example.org: enough to follow a log, not enough to harvest addresses."""
+    local, at, domain = address.partition("@")
+    return f"{local[:1]}***{at}{domain}" if at else "***"
+
+
+def initial_state(settings: Settings, started: datetime) -> GameState:
+    """The game before its first turn: the config's players and King, the ruleset's rules."""
+    ruleset = rulebook.load(settings.game.ruleset, settings.game.language, settings.folder)
+    players = tuple(
+        Player(name=p.name, email=p.email, surname=p.surname) for p in settings.players
+    )
+    return GameState(
+        name=settings.game.name,
+        language=settings.game.language,
+        started_at=started,
+        players=players,
+        king=settings.king.email,
+        rules=ruleset.at(started),
+        house_parameters=settings.parameters,
+    )
+
+
+def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
+    """The state from the event log alone: the log is the source of truth (213)."""
+    state = engine.start_game(initial, initial.started_at).state
+    for at, payload in events:
+        state = engine.decide(state, codec.event_from_data(payload), at).state
+    return state
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What became of one inbound message, for the log and the caller."""
+
+    message_id: str
+    status: str  # processed | duplicate | ignored | stranger
+    commands: int = 0
+    refused: int = 0
+    sent: int = 0
+
+
+class Referee:
+    """One game, bound to a store and a renderer."""
+
+    def __init__(self, store: Store, game_id: int, settings: Settings) -> None:
+        self.store = store
+        self.game_id = game_id
+        self.settings = settings
+        self.state = store.load(game_id)
+        self.renderer = Renderer(
+            settings.game.language,
+            settings.game.timezone,
+            settings.game.name,
+            settings.game.address,
+        )
+
+    # ----- creating and opening games -------------------------------------------------------
+
+    @classmethod
+    def create(cls, store: Store, settings: Settings, started: datetime) -> Referee:
+        """A new game: the initial state, the opening mail to everyone, the first turn."""
+        store.create_schema()
+        started = utc(started)
+        initial = initial_state(settings, started)
+        game_id = store.create_game(
+            settings.game.name, settings.game.address, settings.game.language, initial, started
+        )
+        referee = cls(store, game_id, settings)
+        decision = engine.start_game(initial, started)
+        with store.unit(game_id) as work:
+            referee._emit(work, decision.effects, started, decision.state, inbound=None)
+            work.save_state(decision.state)
+        referee.state = decision.state
+        log.info("game %r created with %d players", settings.game.name, len(settings.players))
+        return referee
+
+    @classmethod
+    def open(cls, store: Store, settings: Settings) -> Referee:
+        game_id = store.game_id(settings.game.name)
+        if game_id is None:
+            raise StoreError(
+                f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'"
+            )
+        return cls(store, game_id, settings)
+
+    # ----- the clock ------------------------------------------------------------------------
+
+    def advance(self, now: datetime) -> int:
+        """Fire every deadline due by `now`, each in order and in its own transaction."""
+        now = utc(now)
+        fired = 0
+        while True:
+            due = engine.next_deadline(self.state)
+            if due is None or due > now:
+                return fired
+            self._apply_tick(due)
+            fired += 1
+
+    def _apply_tick(self, at: datetime) -> None:
+        decision = engine.decide(self.state, Tick(), at)
+        with self.store.unit(self.game_id) as work:
+            work.append_event(codec.event_to_data(Tick()), at, None)
+            self._emit(work, decision.effects, at, decision.state, inbound=None)
+            work.save_state(decision.state)
+        self.state = decision.state
+        log.info("deadline at %s: phase %s", at.isoformat(), decision.state.phase.value)
+
+    # ----- inbound mail ---------------------------------------------------------------------
+
+    def receive(self, raw: bytes, at: datetime) -> Receipt:
+        """Process one raw message at time `at`; everything it causes is committed together."""
+        at = utc(at)
+        mail = parse_message(raw)
+        self.advance(at)
+        state = self.state
+        with self.store.unit(self.game_id) as work:
+            if work.seen(mail.message_id):
+                log.info("mail %s: duplicate, already applied", mail.message_id)
+                return Receipt(mail.message_id, "duplicate")
+            receipt, state = self._handle(work, mail, at, state)
+            work.save_state(state)
+        self.state = state
+        log.info(
+            "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
+            mail.message_id,
+            redact(mail.sender),
+            receipt.status,
+            receipt.commands,
+            receipt.refused,
+            receipt.sent,
+        )
+        return receipt
+
+    def _handle(
+        self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
+    ) -> tuple[Receipt, GameState]:
+        if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
+            work.record_inbound(mail.message_id, mail.sender, at, "ignored", "automatic")
+            return Receipt(mail.message_id, "ignored"), state
+        player = state.player(mail.sender)
+        if player is None:
+            work.record_inbound(mail.message_id, mail.sender, at, "stranger")
+            sent = 0
+            if mail.sender and work.first_note_today(mail.sender, at.date().isoformat()):
+                sent = self._reply_stranger(work, mail, at, state)
+            return Receipt(mail.message_id, "stranger", sent=sent), state
+        work.record_inbound(mail.message_id, mail.sender, at, "processed")
+        items: list[dict[str, Any]] = []
+        effects: list[Effect] = []
+        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        for line in parsed:
+            if line.command is None:
+                items.append(_item(line.line, Outcome(False, Reason.SYNTAX.value, {
+                    "syntax": line.spec.syntax(self.settings.game.language),
+                    "problem": line.problem,
+                })))
+                continue
+            decision = engine.decide(state, line.command, at)
+            work.append_event(codec.event_to_data(line.command), at, mail.message_id)
+            state = decision.state
+            outcome, notices = _split(decision)
+            items.append(_item(line.line, outcome))
+            effects.extend(notices)
+        if not parsed:
+            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {})))
+        sent = self._reply(work, mail, at, state, items)
+        sent += self._emit(work, effects, at, state, inbound=mail.message_id)
+        refused = sum(1 for i in items if not i["ok"])
+        return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
+
+    # ----- outgoing mail --------------------------------------------------------------------
+
+    def _reply(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        items: list[dict[str, Any]],
+    ) -> int:
+        player = state.player(mail.sender)
+        name = player.name if player else mail.sender_name
+        rendered = self.renderer.render(
+            "reply", {"items": items, "subject": mail.subject, "name": name}
+        )
+        envelope = outgoing.Envelope(
+            game=self.settings.game.name,
+            address=self.settings.game.address,
+            recipient=mail.sender,
+            recipient_name=name,
+            message_id=outgoing.message_id(self.settings.game.name, self.settings.game.address,
+                                           "reply", mail.message_id),
+            at=at,
+            auto="auto-replied",
+            in_reply_to=mail.message_id,
+            references=(*mail.references[-10:], mail.message_id),
+        )
+        work.enqueue(envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope),
+                     at)
+        return 1
+
+    def _reply_stranger(
+        self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
+    ) -> int:
+        rendered = self.renderer.render("stranger", {"subject": mail.subject})
+        envelope = outgoing.Envelope(
+            game=self.settings.game.name,
+            address=self.settings.game.address,
+            recipient=mail.sender,
+            recipient_name="",
+            message_id=outgoing.message_id(self.settings.game.name, self.settings.game.address,
+                                           "stranger", mail.message_id),
+            at=at,
+            auto="auto-replied",
+            in_reply_to=mail.message_id,
+            references=(mail.message_id,),
+        )
+        work.enqueue(envelope.message_id, mail.sender, "stranger",
+                     outgoing.build(rendered, envelope), at)
+        return 1
+
+    def _emit(
+        self,
+        work: UnitOfWork,
+        effects: Sequence[Effect],
+        at: datetime,
+        state: GameState,
+        inbound: str | None,
+    ) -> int:
+        """Render each notice once and queue one message per recipient (205)."""
+        sent = 0
+        game, address = self.settings.game.name, self.settings.game.address
+        for index, effect in enumerate(effects):
+            if not isinstance(effect, Notice):
+                continue
+            recipients = _recipients(state, effect.to)
+            if not recipients:
+                continue
+            rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
+            root = outgoing.thread_root(game, address, effect.thread) if effect.thread else ""
+            for player in recipients:
+                envelope = outgoing.Envelope(
+                    game=game,
+                    address=address,
+                    recipient=player.email,
+                    recipient_name=player.name,
+                    message_id=outgoing.message_id(
+                        game, address, state.events, inbound or "", index, player.email
+                    ),
+                    at=at,
+                    auto="auto-generated",
+                    in_reply_to=root,
+                    references=(root,) if root else (),
+                )
+                work.enqueue(envelope.message_id, player.email, effect.kind.value,
+                             outgoing.build(rendered, envelope), at)
+                sent += 1
+        return sent
+
+
+def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:
+    if to == EVERYONE:
+        return list(state.active_players)
+    found = [state.player(email) for email in to]
+    return [p for p in found if p is not None]
+
+
+def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
+    outcome = next(e for e in decision.effects if isinstance(e, Outcome))
+    notices = [e for e in decision.effects if isinstance(e, Notice)]
+    return outcome, notices
+
+
+def _item(line: str, outcome: Outcome) -> dict[str, Any]:
+    return {"line": line, "ok": outcome.ok, "code": outcome.code, "data": dict(outcome.data)}
+
+
+def utc(at: datetime) -> datetime:
+    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)

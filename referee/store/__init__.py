@@ -1,0 +1,1 @@
+"""Persistence: tables, the unit of work and the event log (205, 213)."""

@@ -1,0 +1,77 @@
+"""The database tables: games, the append-only event log, inbound mail, the outbox (205, 213).
+
+The event log is the source of truth; `games.state` is a snapshot that can be rebuilt from it.
+Several games share one database, each row keyed by its game.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+class GameRow(SQLModel, table=True):
+    __tablename__ = "games"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    address: str
+    language: str
+    created_at: datetime
+    initial_state: str = Field(sa_column=Column(Text, nullable=False))
+    state: str = Field(sa_column=Column(Text, nullable=False))
+    events: int = 0
+
+
+class EventRow(SQLModel, table=True):
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    seq: int
+    at: datetime
+    message_id: str | None = None
+    payload: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class InboundRow(SQLModel, table=True):
+    __tablename__ = "inbound"
+    __table_args__ = (UniqueConstraint("game_id", "message_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    message_id: str
+    sender: str
+    received_at: datetime
+    status: str  # processed | ignored | stranger | duplicate
+    note: str = ""
+
+
+class OutboxRow(SQLModel, table=True):
+    __tablename__ = "outbox"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    message_id: str = Field(index=True, unique=True)
+    recipient: str
+    kind: str
+    created_at: datetime
+    raw: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    status: str = Field(default="pending", index=True)  # pending | sent | failed
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    sent_at: datetime | None = None
+    last_error: str = ""
+
+
+class StrangerRow(SQLModel, table=True):
+    __tablename__ = "strangers"
+    __table_args__ = (UniqueConstraint("game_id", "address", "day"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    address: str
+    day: str
