@@ -448,7 +448,7 @@ class _Step:
 
     def extend(self, cmd: Extend) -> tuple[Done, dict[str, Any]]:
         self.require_king(cmd.sender)
-        proposal = self.current_for(cmd.number)
+        proposal = self.current_for(cmd.number or self.state.current_proposal or 0)
         if self.state.phase is not Phase.DEBATE:
             raise Refusal(Reason.DEBATE_OVER, number=cmd.number)
         if not 1 <= cmd.days <= 365:
@@ -573,8 +573,7 @@ class _Step:
     def adopt(self, proposal: Proposal) -> None:
         """207: takes full effect now; 109: the rule takes the proposal's number."""
         n, kind = proposal.number, proposal.kind
-        entry = HistoryEntry(n, kind.value if kind is not ProposalKind.ENACT else "enacted",
-                             self.now, proposal=n)
+        entry = HistoryEntry(n, _PAST[kind], self.now, proposal=n)
         if kind is ProposalKind.ENACT:
             title = proposal.text.splitlines()[0][:80] if proposal.text else ""
             rule = Rule(
@@ -1098,6 +1097,17 @@ class _Step:
                 )
         else:
             self.state = replace(s, reminder_at=None)
+
+
+_PAST = {
+    ProposalKind.ENACT: "enacted",
+    ProposalKind.REPEAL: "repealed",
+    ProposalKind.AMEND: "amended",
+    ProposalKind.TRANSMUTE: "transmuted",
+    ProposalKind.ENACT_AMENDMENT: "amendment-enacted",
+    ProposalKind.AMEND_AMENDMENT: "amendment-amended",
+    ProposalKind.REPEAL_AMENDMENT: "amendment-repealed",
+}
 
 
 def _old_text(kind: ProposalKind, rule: Rule | None, amendment: Amendment | None) -> str:

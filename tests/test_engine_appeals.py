@@ -1,0 +1,114 @@
+"""Appeals, Champions, rulings and the hold on the next turn (212); deposition (213, 214); 215."""
+
+from __future__ import annotations
+
+from referee.core.events import (
+    Accuse,
+    Agree,
+    Award,
+    Crown,
+    GiveRuling,
+    NameChampion,
+    OpenAppeal,
+    Propose,
+    Vote,
+)
+from referee.core.model import AppealStatus, Phase, ProposalKind
+from tests.helpers import ADA, BOB, CARLA, DAY, Game
+
+K = ProposalKind
+
+
+def test_an_appeal_is_judged_by_the_king_and_settled_by_a_majority() -> None:
+    game = Game()
+    opened = game.do(OpenAppeal(BOB, "May Carla propose two changes at once?"))
+    assert opened.ok and opened.data["id"] == "A1"
+    appeal = game.state.appeal("A1")
+    assert appeal is not None and appeal.judge == ADA
+    assert game.do(Agree(BOB, "A1", True)).code == "no_ruling_yet"
+    assert game.do(GiveRuling(BOB, "A1", "Yes.")).code == "not_judge"
+    assert game.do(GiveRuling(ADA, "A1", "No: one change per turn (202).")).ok
+    game.do(Agree(BOB, "A1", False))
+    game.do(Agree(CARLA, "A1", False))
+    assert game.notices("ruling_failed")  # a majority disagrees
+    assert game.do(GiveRuling(ADA, "a1", "One change, but it may have parts.")).ok
+    appeal = game.state.appeal("A1")
+    assert appeal is not None and appeal.agree == () and appeal.rulings == 2
+    game.do(Agree(BOB, "A1", True))
+    assert game.state.appeal("A1").status is AppealStatus.OPEN  # type: ignore[union-attr]
+    game.do(Agree(CARLA, "A1", True))
+    assert game.state.appeal("A1").status is AppealStatus.SETTLED  # type: ignore[union-attr]
+    assert game.do(Agree(ADA, "A1", True)).code == "appeal_settled"
+
+
+def test_the_next_turn_waits_for_a_settlement() -> None:
+    game = Game()
+    game.do(Propose(CARLA, K.ENACT, text="x"))
+    game.do(OpenAppeal(BOB, "Is proposal 301 two changes?"))
+    for who in (ADA, BOB, CARLA):
+        game.do(Vote(who, 301, True))
+    game.clock(game.now + 8 * DAY)
+    game.do(Award(ADA, 3))
+    assert game.state.phase is Phase.APPEAL
+    assert game.do(Propose(ADA, K.ENACT, text="y")).code == "appeal_pending"
+    game.do(GiveRuling(ADA, "A1", "It is one change."))
+    game.do(Agree(ADA, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    assert game.state.phase is Phase.PROPOSE and game.state.turn_player == ADA
+
+
+def test_the_king_appealing_names_a_champion() -> None:
+    game = Game()
+    game.do(OpenAppeal(ADA, "Was my award legal?"))
+    assert game.state.appeal("A1").judge is None  # type: ignore[union-attr]
+    assert game.notices("champion_prompt")[-1].to == (ADA,)
+    assert game.do(NameChampion(BOB, "A1", "Carla")).code == "not_king"
+    assert game.do(NameChampion(ADA, "A1", "Ada Lovelace")).code == "king_cannot_judge"
+    assert game.do(NameChampion(ADA, "A1", "nobody")).code == "unknown_player"
+    assert game.do(NameChampion(ADA, "A1", "carla@example.org")).ok
+    assert game.do(NameChampion(ADA, "A1", "Bob")).code == "judge_already_named"
+    assert game.do(GiveRuling(CARLA, "A1", "It was.")).ok
+
+
+def test_an_upheld_accusation_deposes_the_king_who_crowns_a_successor() -> None:
+    game = Game()
+    assert game.do(Accuse(ADA, "I accuse myself")).code == "king_cannot_accuse"
+    assert game.do(Accuse(BOB, "The result of 301 was falsified.")).ok
+    game.do(NameChampion(ADA, "A1", "Carla"))
+    assert game.do(GiveRuling(CARLA, "A1", "The replay agrees with him.")).code == (
+        "verdict_needed"
+    )
+    game.do(GiveRuling(CARLA, "A1", "UPHELD: the replay differs.", verdict="upheld"))
+    game.do(Agree(BOB, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    ada = game.state.player(ADA)
+    assert ada is not None and ada.score == -100  # 213
+    assert game.state.king is None and game.state.deposed == ADA
+    assert game.notices("crown_prompt")[-1].to == (ADA,)
+    assert game.do(Crown(BOB, "Bob")).code == "not_deposed"
+    assert game.do(Crown(ADA, "Ada")).code == "cannot_crown_self"
+    assert game.do(Crown(ADA, "Rossi")).ok
+    assert game.state.king == BOB and game.state.deposed is None  # 214: one King
+    scores = [n for n in game.notices("ruleset")]
+    assert scores  # the new scores went to everyone (205)
+
+
+def test_a_dismissed_accusation_changes_nothing() -> None:
+    game = Game()
+    game.do(Accuse(BOB, "Falsified."))
+    game.do(NameChampion(ADA, "A1", "Carla"))
+    game.do(GiveRuling(CARLA, "A1", "DISMISSED", verdict="dismissed"))
+    game.do(Agree(BOB, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    assert game.state.king == ADA
+    assert game.state.player(ADA).score == 0  # type: ignore[union-attr]
+
+
+def test_a_ruling_that_play_cannot_continue_ends_the_game_under_215() -> None:
+    game = Game()
+    game.do(OpenAppeal(CARLA, "Rule 301 makes every proposal illegal."))
+    game.do(GiveRuling(ADA, "A1", "IMPOSSIBLE Bob", impossible="Bob"))
+    game.do(Agree(ADA, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    assert game.state.over and game.state.winner == BOB
+    assert game.notices("winner")[-1].data["rule"] == "215"
