@@ -21,7 +21,7 @@ from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
 from referee.mail import outgoing
-from referee.mail.commands import parse_commands
+from referee.mail.commands import is_reply_subject, parse_commands
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.render import Renderer
 from referee.store.store import Store, StoreError, UnitOfWork
@@ -213,7 +213,7 @@ class Referee:
         player = state.player(mail.sender)
         name = player.name if player else mail.sender_name
         rendered = self.renderer.render(
-            "reply", {"items": items, "subject": mail.subject, "name": name}
+            "reply", {"items": items, "subject": reply_subject(mail.subject), "name": name}
         )
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
@@ -234,7 +234,7 @@ class Referee:
     def _reply_stranger(
         self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
     ) -> int:
-        rendered = self.renderer.render("stranger", {"subject": mail.subject})
+        rendered = self.renderer.render("stranger", {"subject": reply_subject(mail.subject)})
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
             address=self.settings.game.address,
@@ -288,6 +288,13 @@ class Referee:
                              outgoing.build(rendered, envelope), at)
                 sent += 1
         return sent
+
+
+def reply_subject(subject: str) -> str:
+    """`Re: <subject>`, without piling a second `Re:` on a reply's reply."""
+    if not subject.strip():
+        return ""
+    return subject if is_reply_subject(subject) else f"Re: {subject}"
 
 
 def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:

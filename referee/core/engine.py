@@ -780,7 +780,7 @@ class _Step:
             opened_at=self.now,
             judge=judge,
         )
-        self.open(appeal)
+        self.file_appeal(appeal)
         return Done.APPEAL_OPENED, {"id": appeal.id, "judge": self.name_of(judge)}
 
     def accuse(self, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
@@ -800,10 +800,10 @@ class _Step:
             opened_at=self.now,
             accused=king,
         )
-        self.open(appeal)
+        self.file_appeal(appeal)
         return Done.ACCUSATION_OPENED, {"id": appeal.id}
 
-    def open(self, appeal: Appeal) -> None:
+    def file_appeal(self, appeal: Appeal) -> None:
         self.state = self.state.with_appeal(appeal)
         self.notify(
             NoticeKind.APPEAL_OPENED,

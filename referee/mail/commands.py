@@ -408,20 +408,19 @@ def match(line: str) -> tuple[CommandSpec, int] | None:
     return None
 
 
-def _clean_subject(subject: str) -> str:
-    previous = None
-    text = subject.strip()
-    while previous != text:
-        previous = text
-        text = re.sub(r"^(re|r|fwd?|i|rif|aw|sv|tr)\s*(\[\d+\])?\s*:\s*", "", text, flags=re.I)
-    return text.strip()
+REPLY_PREFIX = re.compile(r"^\s*(re|r|fwd?|fw|i|rif|aw|sv|tr|wg)\s*(\[\d+\])?\s*:", re.I)
+
+
+def is_reply_subject(subject: str) -> bool:
+    return REPLY_PREFIX.match(subject) is not None
 
 
 def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
     """Every command in a mail, in order: the Subject's first, then the body's."""
     lines = text.split("\n")
-    cleaned = _clean_subject(subject)
-    if cleaned and match(cleaned) is not None:
+    cleaned = subject.strip()
+    # A reply's or a forward's Subject is the old mail's title, never a new command.
+    if cleaned and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned):
         lines = [cleaned, *lines]
     found: list[ParsedLine] = []
     index = 0
@@ -449,6 +448,19 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         if not any(p.command == command for p in found):  # the same command twice: once
             found.append(ParsedLine(line, spec, command))
     return found
+
+
+def _subject_is_command(sender: str, subject: str) -> bool:
+    """A Subject is obeyed only when it reads cleanly as a command; else it is just a title."""
+    hit = match(subject)
+    if hit is None:
+        return False
+    spec, width = hit
+    try:
+        spec.build(Args(sender, tuple(subject.split()[width:]), "", ()))
+    except SyntaxProblem:
+        return False
+    return True
 
 
 def _split_sets(lines: Sequence[str]) -> tuple[list[str], tuple[tuple[str, str], ...]]:

@@ -67,7 +67,7 @@ class Renderer:
         self.zone = ZoneInfo(timezone)
         self.game = game
         self.address = address
-        loader = jinja2.FileSystemLoader(str(folder or templates_folder()))
+        loader = _SplitLoader(jinja2.FileSystemLoader(str(folder or templates_folder())))
         self._plain = self._environment(loader, autoescape=False, finalize=_plain_finalize)
         self._tokens = _Tokens()
         self._html = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
@@ -98,26 +98,54 @@ class Renderer:
     def template_name(self, kind: str) -> str:
         return f"{self.language}/{kind}.md.j2"
 
+    def macro_names(self, kind: str) -> set[str]:
+        """The macros a template defines (each outcome and refusal code is one)."""
+        module = self._plain.get_template(self.template_name(kind)).module
+        return {name for name in dir(module) if not name.startswith("_")}
+
     def render(self, kind: str, context: Mapping[str, Any]) -> Rendered:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
-        plain = self._plain.get_template(name).render(**context)
+        subject = self._plain.get_template(name + _SUBJECT).render(**context)
+        body = self._plain.get_template(name + _BODY).render(**context)
         self._tokens.values = []
-        marked = self._html.get_template(name).render(**context)
+        marked = self._html.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
-        subject, _, body = plain.partition("\n")
-        _, _, marked_body = marked.partition("\n")
-        subject = _subject(subject, values)
-        return Rendered(subject, body.strip() + "\n", _to_html(marked_body, values))
+        return Rendered(_subject(subject), body.strip() + "\n", _to_html(marked, values))
+
+
+_SUBJECT = "#subject"
+_BODY = "#body"
+
+
+class _SplitLoader(jinja2.BaseLoader):
+    """`name#subject` is a template file's first line (`Subject: ...`), `name#body` the rest."""
+
+    def __init__(self, inner: jinja2.FileSystemLoader) -> None:
+        self.inner = inner
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        name, part = template, ""
+        for suffix in (_SUBJECT, _BODY):
+            if template.endswith(suffix):
+                name, part = template.removesuffix(suffix), suffix
+        source, filename, uptodate = self.inner.get_source(environment, name)
+        if not part:
+            return source, filename, uptodate
+        first, _, rest = source.partition("\n")
+        if part == _SUBJECT:
+            return first.removeprefix("Subject:").strip(), filename, uptodate
+        return "\n" + rest, filename, uptodate
 
 
 def _plain_finalize(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _subject(line: str, values: list[str]) -> str:
-    text = line.removeprefix("Subject:").strip()
-    return " ".join(text.split())
+def _subject(line: str) -> str:
+    return " ".join(line.split())
 
 
 def _to_html(marked: str, values: list[str]) -> str:
