@@ -69,4 +69,7 @@ def build(rendered: Rendered, envelope: Envelope) -> bytes:
     message["Precedence"] = "bulk" if envelope.auto == "auto-generated" else "auto_reply"
     message.set_content(rendered.text)
     message.add_alternative(rendered.html, subtype="html")
+    # A boundary derived from the Message-ID keeps replayed mail byte for byte the same.
+    digest = hashlib.sha256(envelope.message_id.encode()).hexdigest()[:24]
+    message.set_boundary(f"=_nomic_{digest}")
     return message.as_bytes(policy=SMTP)

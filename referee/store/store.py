@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event as sa_event
-from sqlalchemy import func
+from sqlalchemy import func, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, create_engine, select
@@ -69,7 +69,12 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
+    def has_schema(self) -> bool:
+        return inspect(self.engine).has_table("games")
+
     def game_id(self, name: str) -> int | None:
+        if not self.has_schema():
+            return None
         with Session(self.engine) as session:
             row = session.exec(select(GameRow).where(GameRow.name == name)).first()
             return row.id if row else None
