@@ -253,8 +253,20 @@ def _maildir(data: dict[str, Any], folder: Path) -> Path:
 def _imap(data: dict[str, Any]) -> ImapConfig | None:
     if "imap" not in data:
         return None
-    keys = {"host", "port", "username", "password", "password_env", "security", "folder",
-            "processed", "quarantine", "poll_seconds", "idle_seconds", "ca_file"}
+    keys = {
+        "host",
+        "port",
+        "username",
+        "password",
+        "password_env",
+        "security",
+        "folder",
+        "processed",
+        "quarantine",
+        "poll_seconds",
+        "idle_seconds",
+        "ca_file",
+    }
     t = _table(data, "imap", keys, "imap")
     return ImapConfig(
         host=_str(t, "host", "imap"),
@@ -274,8 +286,17 @@ def _imap(data: dict[str, Any]) -> ImapConfig | None:
 def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
     if "smtp" not in data:
         return None
-    keys = {"host", "port", "username", "password", "password_env", "security", "ca_file",
-            "concurrency", "timeout"}
+    keys = {
+        "host",
+        "port",
+        "username",
+        "password",
+        "password_env",
+        "security",
+        "ca_file",
+        "concurrency",
+        "timeout",
+    }
     t = _table(data, "smtp", keys, "smtp")
     timeout = t.get("timeout", 30.0)
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:

@@ -1,4 +1,4 @@
-"""Load an initial ruleset from disk: one file per rule with its mutability and parameters (101, 102).
+"""Load an initial ruleset from disk: one file per rule, its mutability and parameters (101, 102).
 
 A ruleset folder holds `ruleset.toml` (name, language) and one `NNN.md` per rule: a TOML
 front matter between `+++` lines (`number`, `mutable`, optional `title` and `[parameters]`)

@@ -38,9 +38,7 @@ def redact(address: str) -> str:
 def initial_state(settings: Settings, started: datetime) -> GameState:
     """The game before its first turn: the config's players and King, the ruleset's rules."""
     ruleset = rulebook.load(settings.game.ruleset, settings.game.language, settings.folder)
-    players = tuple(
-        Player(name=p.name, email=p.email, surname=p.surname) for p in settings.players
-    )
+    players = tuple(Player(name=p.name, email=p.email, surname=p.surname) for p in settings.players)
     return GameState(
         name=settings.game.name,
         language=settings.game.language,
@@ -182,10 +180,19 @@ class Referee:
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
         for line in parsed:
             if line.command is None:
-                items.append(_item(line.line, Outcome(False, Reason.SYNTAX.value, {
-                    "syntax": line.spec.syntax(self.settings.game.language),
-                    "problem": line.problem,
-                })))
+                items.append(
+                    _item(
+                        line.line,
+                        Outcome(
+                            False,
+                            Reason.SYNTAX.value,
+                            {
+                                "syntax": line.spec.syntax(self.settings.game.language),
+                                "problem": line.problem,
+                            },
+                        ),
+                    )
+                )
                 continue
             decision = engine.decide(state, line.command, at)
             work.append_event(codec.event_to_data(line.command), at, mail.message_id)
@@ -220,15 +227,17 @@ class Referee:
             address=self.settings.game.address,
             recipient=mail.sender,
             recipient_name=name,
-            message_id=outgoing.message_id(self.settings.game.name, self.settings.game.address,
-                                           "reply", mail.message_id),
+            message_id=outgoing.message_id(
+                self.settings.game.name, self.settings.game.address, "reply", mail.message_id
+            ),
             at=at,
             auto="auto-replied",
             in_reply_to=mail.message_id,
             references=(*mail.references[-10:], mail.message_id),
         )
-        work.enqueue(envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope),
-                     at)
+        work.enqueue(
+            envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope), at
+        )
         return 1
 
     def _reply_stranger(
@@ -240,15 +249,17 @@ class Referee:
             address=self.settings.game.address,
             recipient=mail.sender,
             recipient_name="",
-            message_id=outgoing.message_id(self.settings.game.name, self.settings.game.address,
-                                           "stranger", mail.message_id),
+            message_id=outgoing.message_id(
+                self.settings.game.name, self.settings.game.address, "stranger", mail.message_id
+            ),
             at=at,
             auto="auto-replied",
             in_reply_to=mail.message_id,
             references=(mail.message_id,),
         )
-        work.enqueue(envelope.message_id, mail.sender, "stranger",
-                     outgoing.build(rendered, envelope), at)
+        work.enqueue(
+            envelope.message_id, mail.sender, "stranger", outgoing.build(rendered, envelope), at
+        )
         return 1
 
     def _emit(
@@ -284,8 +295,13 @@ class Referee:
                     in_reply_to=root,
                     references=(root,) if root else (),
                 )
-                work.enqueue(envelope.message_id, player.email, effect.kind.value,
-                             outgoing.build(rendered, envelope), at)
+                work.enqueue(
+                    envelope.message_id,
+                    player.email,
+                    effect.kind.value,
+                    outgoing.build(rendered, envelope),
+                    at,
+                )
                 sent += 1
         return sent
 

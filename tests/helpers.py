@@ -11,7 +11,7 @@ from itertools import count
 from referee import rulebook
 from referee.core import engine
 from referee.core.events import Command, Effect, Notice, Outcome, Tick
-from referee.core.model import GameState, Player
+from referee.core.model import GameState, Player, Proposal
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -85,6 +85,18 @@ class Game:
 
     def notices(self, kind: str) -> list[Notice]:
         return [e for e in self.log if isinstance(e, Notice) and e.kind.value == kind]
+
+
+def player(state: GameState, email: str) -> Player:
+    found = state.player(email)
+    assert found is not None, email
+    return found
+
+
+def proposal(state: GameState, number: int) -> Proposal:
+    found = state.proposal(number)
+    assert found is not None, number
+    return found
 
 
 def mail(

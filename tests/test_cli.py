@@ -34,8 +34,12 @@ def test_init_then_status(tmp_path: Path) -> None:
     status = cli("status", config, "--json")
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
-    assert state["turn"] == {"player": "carla@example.org", "phase": "propose", "proposal": None,
-                             "deadline": None}
+    assert state["turn"] == {
+        "player": "carla@example.org",
+        "phase": "propose",
+        "proposal": None,
+        "deadline": None,
+    }
     assert state["king"] == "ada@example.org" and state["round"] == 1
     assert [r["number"] for r in state["rules"]][:2] == [101, 102] and len(state["rules"]) == 32
     assert state["parameters"]["winning_score"] == 100
@@ -51,8 +55,10 @@ def test_init_then_status(tmp_path: Path) -> None:
         (("status", "missing.toml"), "config file not found"),
         (("replay", "missing.toml", "x.mbox"), "config file not found"),
         (("replay", EXAMPLES / "game-en.toml", "no.mbox"), "mbox not found"),
-        (("replay", EXAMPLES / "game-en.toml", EXAMPLES / "game-en.mbox", "--until", "soon"),
-         "--until"),
+        (
+            ("replay", EXAMPLES / "game-en.toml", EXAMPLES / "game-en.mbox", "--until", "soon"),
+            "--until",
+        ),
         (("status",), "Missing argument"),
         (("frobnicate",), "No such command"),
     ],
@@ -73,8 +79,14 @@ def test_status_before_init_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize("language", ["en", "it"])
 def test_replay_of_the_readme_game_reaches_a_winner(language: str, tmp_path: Path) -> None:
     out = tmp_path / "sent.mbox"
-    done = cli("replay", EXAMPLES / f"game-{language}.toml", EXAMPLES / f"game-{language}.mbox",
-               "--json", "--out", out)
+    done = cli(
+        "replay",
+        EXAMPLES / f"game-{language}.toml",
+        EXAMPLES / f"game-{language}.mbox",
+        "--json",
+        "--out",
+        out,
+    )
     assert done.returncode == 0, done.stderr
     state = json.loads(done.stdout)
     assert state["over"] and state["winner"] == "bob@example.org"
@@ -82,8 +94,15 @@ def test_replay_of_the_readme_game_reaches_a_winner(language: str, tmp_path: Pat
     scores = {p["email"]: p["score"] for p in state["players"]}
     assert scores == {"carla@example.org": 19, "ada@example.org": 13, "bob@example.org": 27}
     statuses = [(p["number"], p["status"]) for p in state["proposals"]]
-    assert statuses == [(301, "adopted"), (302, "rejected"), (303, "adopted"), (304, "adopted"),
-                        (305, "rejected"), (306, "adopted"), (307, "adopted")]
+    assert statuses == [
+        (301, "adopted"),
+        (302, "rejected"),
+        (303, "adopted"),
+        (304, "adopted"),
+        (305, "rejected"),
+        (306, "adopted"),
+        (307, "adopted"),
+    ]
     rule = next(r for r in state["rules"] if r["number"] == 304)
     assert [h["number"] for h in rule["history"]] == [209, 301, 304]  # 109
     box = mailbox.mbox(str(out))
@@ -106,8 +125,12 @@ def test_replay_is_deterministic_and_until_stops_midway(tmp_path: Path) -> None:
 
 
 def test_the_shipped_examples_are_what_the_script_writes(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, EXAMPLES / "make_examples.py", tmp_path],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, EXAMPLES / "make_examples.py", tmp_path],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.returncode == 0
     for name in ("game-en.toml", "game-en.mbox", "game-it.toml", "game-it.mbox"):
         assert (tmp_path / name).read_bytes() == (EXAMPLES / name).read_bytes(), name

@@ -7,8 +7,23 @@ import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "referee" / "core"
-FORBIDDEN_MODULES = {"os", "io", "socket", "time", "random", "subprocess", "pathlib", "sqlite3",
-                     "logging", "threading", "asyncio", "urllib", "http", "email", "shutil"}
+FORBIDDEN_MODULES = {
+    "os",
+    "io",
+    "socket",
+    "time",
+    "random",
+    "subprocess",
+    "pathlib",
+    "sqlite3",
+    "logging",
+    "threading",
+    "asyncio",
+    "urllib",
+    "http",
+    "email",
+    "shutil",
+}
 FORBIDDEN_CALLS = {"now", "utcnow", "today", "open", "time", "print", "input"}
 
 

@@ -13,8 +13,15 @@ from referee.core.events import (
     Propose,
     Vote,
 )
-from referee.core.model import AppealStatus, Phase, ProposalKind
-from tests.helpers import ADA, BOB, CARLA, DAY, Game
+from referee.core.model import Appeal, AppealStatus, GameState, Phase, ProposalKind
+from tests.helpers import ADA, BOB, CARLA, DAY, Game, player
+
+
+def appeal(state: GameState, appeal_id: str) -> Appeal:
+    found = state.appeal(appeal_id)
+    assert found is not None
+    return found
+
 
 K = ProposalKind
 
@@ -23,8 +30,7 @@ def test_an_appeal_is_judged_by_the_king_and_settled_by_a_majority() -> None:
     game = Game()
     opened = game.do(OpenAppeal(BOB, "May Carla propose two changes at once?"))
     assert opened.ok and opened.data["id"] == "A1"
-    appeal = game.state.appeal("A1")
-    assert appeal is not None and appeal.judge == ADA
+    assert appeal(game.state, "A1").judge == ADA
     assert game.do(Agree(BOB, "A1", True)).code == "no_ruling_yet"
     assert game.do(GiveRuling(BOB, "A1", "Yes.")).code == "not_judge"
     assert game.do(GiveRuling(ADA, "A1", "No: one change per turn (202).")).ok
@@ -32,12 +38,12 @@ def test_an_appeal_is_judged_by_the_king_and_settled_by_a_majority() -> None:
     game.do(Agree(CARLA, "A1", False))
     assert game.notices("ruling_failed")  # a majority disagrees
     assert game.do(GiveRuling(ADA, "a1", "One change, but it may have parts.")).ok
-    appeal = game.state.appeal("A1")
-    assert appeal is not None and appeal.agree == () and appeal.rulings == 2
+    ruled = appeal(game.state, "A1")
+    assert ruled.agree == () and ruled.rulings == 2
     game.do(Agree(BOB, "A1", True))
-    assert game.state.appeal("A1").status is AppealStatus.OPEN  # type: ignore[union-attr]
+    assert appeal(game.state, "A1").status is AppealStatus.OPEN
     game.do(Agree(CARLA, "A1", True))
-    assert game.state.appeal("A1").status is AppealStatus.SETTLED  # type: ignore[union-attr]
+    assert appeal(game.state, "A1").status is AppealStatus.SETTLED
     assert game.do(Agree(ADA, "A1", True)).code == "appeal_settled"
 
 
@@ -60,7 +66,7 @@ def test_the_next_turn_waits_for_a_settlement() -> None:
 def test_the_king_appealing_names_a_champion() -> None:
     game = Game()
     game.do(OpenAppeal(ADA, "Was my award legal?"))
-    assert game.state.appeal("A1").judge is None  # type: ignore[union-attr]
+    assert appeal(game.state, "A1").judge is None
     assert game.notices("champion_prompt")[-1].to == (ADA,)
     assert game.do(NameChampion(BOB, "A1", "Carla")).code == "not_king"
     assert game.do(NameChampion(ADA, "A1", "Ada Lovelace")).code == "king_cannot_judge"
@@ -101,7 +107,7 @@ def test_a_dismissed_accusation_changes_nothing() -> None:
     game.do(Agree(BOB, "A1", True))
     game.do(Agree(CARLA, "A1", True))
     assert game.state.king == ADA
-    assert game.state.player(ADA).score == 0  # type: ignore[union-attr]
+    assert player(game.state, ADA).score == 0
 
 
 def test_a_ruling_that_play_cannot_continue_ends_the_game_under_215() -> None:

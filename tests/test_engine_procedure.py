@@ -9,6 +9,7 @@ import pytest
 from referee.core import params
 from referee.core.events import (
     Award,
+    Command,
     Confirm,
     Extend,
     NameWinner,
@@ -20,10 +21,21 @@ from referee.core.events import (
     SetParameter,
     Vote,
 )
-from referee.core.model import Adoption, Phase, ProposalKind, ProposalStatus
+from referee.core.model import Adoption, Phase, Player, ProposalKind, ProposalStatus
 from referee.core.order import turn_order
-from referee.core.model import Player
-from tests.helpers import ADA, BOB, CARLA, DAN, DAY, PLAYERS, T0, Game, new_game
+from tests.helpers import (
+    ADA,
+    BOB,
+    CARLA,
+    DAN,
+    DAY,
+    PLAYERS,
+    T0,
+    Game,
+    new_game,
+    player,
+    proposal,
+)
 
 EVE = "eve@example.org"
 
@@ -65,16 +77,26 @@ def test_turn_order_is_by_surname_king_included() -> None:
         (Propose(CARLA, K.ENACT, text="x", immutable=True), "enact_immutable"),
         (Propose(CARLA, K.AMEND_AMENDMENT, amendment="202.1", text="x"), "unknown_amendment"),
         (Propose(CARLA, K.REPEAL_AMENDMENT, amendment="202.x"), "unknown_amendment"),
-        (Propose(CARLA, K.AMEND, target=209, text="x", sets=(("winning_score", "0"),)),
-         "bad_parameter"),
-        (Propose(CARLA, K.AMEND, target=209, text="x", sets=(("speed", "3"),)),
-         "unknown_parameter"),
-        (Propose(CARLA, K.AMEND, target=202, text="x", sets=(("debate_days", "3"),)),
-         "bad_parameter"),  # 112: at least a week
-        (Propose(CARLA, K.AMEND, target=202, text="x", sets=(("award_min", "11"),)),
-         "bad_parameter"),
-        (Propose(CARLA, K.REPEAL, target=209, sets=(("winning_score", "5"),)),
-         "parameter_not_allowed"),
+        (
+            Propose(CARLA, K.AMEND, target=209, text="x", sets=(("winning_score", "0"),)),
+            "bad_parameter",
+        ),
+        (
+            Propose(CARLA, K.AMEND, target=209, text="x", sets=(("speed", "3"),)),
+            "unknown_parameter",
+        ),
+        (
+            Propose(CARLA, K.AMEND, target=202, text="x", sets=(("debate_days", "3"),)),
+            "bad_parameter",
+        ),  # 112: at least a week
+        (
+            Propose(CARLA, K.AMEND, target=202, text="x", sets=(("award_min", "11"),)),
+            "bad_parameter",
+        ),
+        (
+            Propose(CARLA, K.REPEAL, target=209, sets=(("winning_score", "5"),)),
+            "parameter_not_allowed",
+        ),
         (Vote(ADA, 301, True), "unknown_proposal"),
         (Award(ADA, 5), "wrong_phase"),
         (Award(BOB, 5), "not_king"),
@@ -86,9 +108,9 @@ def test_turn_order_is_by_surname_king_included() -> None:
         (Vote("eve@example.org", 301, True), "not_active"),
     ],
 )
-def test_refusals_at_submission_take_no_number(command: object, reason: str) -> None:
+def test_refusals_at_submission_take_no_number(command: Command, reason: str) -> None:
     game = Game()
-    outcome = game.do(command)  # type: ignore[arg-type]
+    outcome = game.do(command)
     assert not outcome.ok
     assert outcome.code == reason
     assert game.state.next_proposal_number == 301  # 109: only proper proposals are numbered
@@ -101,9 +123,10 @@ def test_a_proposal_is_numbered_circulated_and_debated_for_a_week() -> None:
     assert outcome.ok and outcome.data["number"] == 301
     circulated = game.notices("proposal_circulated")
     assert len(circulated) == 1 and circulated[0].to == ("*",)
-    assert "-" in circulated[0].data["diff"] and "+A turn has five parts." in circulated[0].data[
-        "diff"
-    ]
+    assert (
+        "-" in circulated[0].data["diff"]
+        and "+A turn has five parts." in circulated[0].data["diff"]
+    )
     p = game.state.current
     assert p is not None and p.debate_ends - p.created_at == 7 * DAY  # 112, 202
     assert p.vote_deadline - p.debate_ends == 7 * DAY
@@ -199,31 +222,40 @@ def test_the_king_extends_the_debate() -> None:
 def test_unanimity_then_majority_after_two_full_rounds() -> None:
     game = Game()
     for _ in range(6):  # two full rounds of three players
-        player = game.state.turn_player
-        assert player is not None
-        play_turn(game, Propose(player, K.ENACT, text=f"rule by {player}"),
-                  {ADA: True, BOB: False, CARLA: True}, 1)
+        proposer = game.state.turn_player
+        assert proposer is not None
+        play_turn(
+            game,
+            Propose(proposer, K.ENACT, text=f"rule by {proposer}"),
+            {ADA: True, BOB: False, CARLA: True},
+            1,
+        )
     assert game.state.rounds_completed == 2
     assert game.state.adoption is Adoption.MAJORITY  # 204 changed by itself
     assert len(game.notices("majority_now")) == 1
     rule = game.state.rule_by_identity(204)
     assert rule is not None and rule.history[-1].event == "majority"
     # 206: the dissenter gains 10 when a proposal passes without unanimity
-    bob_before = game.state.player(BOB).score  # type: ignore[union-attr]
-    play_turn(game, Propose(CARLA, K.ENACT, text="another"), {ADA: True, BOB: False, CARLA: True},
-              1)
-    assert game.state.player(BOB).score == bob_before + 10  # type: ignore[union-attr]
-    assert game.state.proposal(307).status is ProposalStatus.ADOPTED  # type: ignore[union-attr]
+    bob_before = player(game.state, BOB).score
+    play_turn(
+        game, Propose(CARLA, K.ENACT, text="another"), {ADA: True, BOB: False, CARLA: True}, 1
+    )
+    assert player(game.state, BOB).score == bob_before + 10
+    assert proposal(game.state, 307).status is ProposalStatus.ADOPTED
 
 
 def test_amending_rule_204_keeps_unanimity() -> None:
     game = Game()
-    play_turn(game, Propose(CARLA, K.AMEND, target=204, text="Unanimity, always."),
-              {ADA: True, BOB: True, CARLA: True}, 1)
+    play_turn(
+        game,
+        Propose(CARLA, K.AMEND, target=204, text="Unanimity, always."),
+        {ADA: True, BOB: True, CARLA: True},
+        1,
+    )
     for _ in range(5):
-        player = game.state.turn_player
-        assert player is not None
-        play_turn(game, Propose(player, K.ENACT, text="x"), {ADA: True, BOB: True, CARLA: True}, 1)
+        proposer = game.state.turn_player
+        assert proposer is not None
+        play_turn(game, Propose(proposer, K.ENACT, text="x"), {ADA: True, BOB: True, CARLA: True}, 1)
     assert game.state.rounds_completed == 2
     assert game.state.rule_204_amended
     assert game.state.adoption is Adoption.UNANIMITY
@@ -232,7 +264,7 @@ def test_amending_rule_204_keeps_unanimity() -> None:
 def test_transmuting_an_immutable_rule_needs_unanimity_even_under_majority() -> None:
     game = Game(state=replace(new_game(), adoption=Adoption.MAJORITY))
     play_turn(game, Propose(CARLA, K.TRANSMUTE, target=116), {ADA: True, BOB: False, CARLA: True})
-    assert game.state.proposal(301).status is ProposalStatus.REJECTED  # type: ignore[union-attr]
+    assert proposal(game.state, 301).status is ProposalStatus.REJECTED
     play_turn(game, Propose(ADA, K.TRANSMUTE, target=116), {ADA: True, BOB: True, CARLA: True})
     rule = game.state.rule_by_number(116)
     assert rule is not None and rule.mutable and rule.number == 302  # 109: renumbered
@@ -263,9 +295,14 @@ def test_the_last_mutable_rule_cannot_go() -> None:
 
 def test_winning_score_set_by_a_proposal_ends_the_game() -> None:
     game = Game()
-    play_turn(game, Propose(CARLA, K.AMEND, target=209, text="Reach 10 to win.",
-                            sets=(("winning_score", "10"),)),
-              {ADA: True, BOB: True, CARLA: True}, 10)
+    play_turn(
+        game,
+        Propose(
+            CARLA, K.AMEND, target=209, text="Reach 10 to win.", sets=(("winning_score", "10"),)
+        ),
+        {ADA: True, BOB: True, CARLA: True},
+        10,
+    )
     assert game.state.over and game.state.winner == CARLA
     assert game.notices("winner")[-1].data["winner"] == "Carla De Santis"
     assert game.do(Vote(ADA, 301, True)).code == "game_over"
@@ -275,15 +312,13 @@ def test_two_players_crossing_together_ask_the_king() -> None:
     five = (*PLAYERS, Player("Dan Zeta", DAN, "Zeta"), Player("Eve Bianchi", EVE, "Bianchi"))
     game = Game(state=replace(new_game(players=five), adoption=Adoption.MAJORITY))
     for email in (BOB, DAN):
-        game.state = game.state.with_player(
-            replace(game.state.player(email), score=95)  # type: ignore[arg-type]
-        )
+        game.state = game.state.with_player(replace(player(game.state, email), score=95))
     first = game.state.turn_player
     assert first == EVE  # Bianchi
     game.do(Propose(EVE, K.ENACT, text="x"))
     vote_all(game, 301, {ADA: True, BOB: False, CARLA: True, DAN: False, EVE: True})
     game.clock(game.now + 8 * DAY)
-    assert game.state.proposal(301).status is ProposalStatus.ADOPTED  # type: ignore[union-attr]
+    assert proposal(game.state, 301).status is ProposalStatus.ADOPTED
     assert game.state.tie == (BOB, DAN)  # both dissenters reached 105 at once (206, 209)
     assert not game.state.over
     assert game.notices("tie_prompt")[-1].to == (ADA,)
@@ -296,8 +331,11 @@ def test_two_players_crossing_together_ask_the_king() -> None:
 
 def test_an_amendment_silent_on_a_parameter_asks_the_king() -> None:
     game = Game()
-    play_turn(game, Propose(CARLA, K.AMEND, target=209, text="The first to 50 wins."),
-              {ADA: True, BOB: True, CARLA: True})
+    play_turn(
+        game,
+        Propose(CARLA, K.AMEND, target=209, text="The first to 50 wins."),
+        {ADA: True, BOB: True, CARLA: True},
+    )
     prompt = game.notices("parameter_prompt")[-1]
     assert prompt.to == (ADA,) and prompt.data["parameters"] == [
         {"name": "winning_score", "value": "100"}
@@ -311,12 +349,17 @@ def test_an_amendment_silent_on_a_parameter_asks_the_king() -> None:
 
 def test_confirm_keeps_the_parameters() -> None:
     game = Game()
-    play_turn(game, Propose(CARLA, K.ENACT_AMENDMENT, target=202, text="Awards are public."),
-              {ADA: True, BOB: True, CARLA: True})
+    play_turn(
+        game,
+        Propose(CARLA, K.ENACT_AMENDMENT, target=202, text="Awards are public."),
+        {ADA: True, BOB: True, CARLA: True},
+    )
     assert game.state.parameter_questions
     outcome = game.do(Confirm(ADA, 301))  # the rule's new number finds it
     assert outcome.ok and {p["name"] for p in outcome.data["parameters"]} == {
-        "debate_days", "award_min", "award_max"
+        "debate_days",
+        "award_min",
+        "award_max",
     }
     assert game.state.parameter_questions == ()
 
@@ -330,7 +373,7 @@ def test_quitting_leaves_turn_order_and_voter_count() -> None:
     assert [p.email for p in turn_order(game.state)] == [CARLA, ADA]
     game.clock(T0 + 7 * DAY + DAY / 2)
     # the two remaining voters were unanimous
-    assert game.state.proposal(301).status is ProposalStatus.ADOPTED  # type: ignore[union-attr]
+    assert proposal(game.state, 301).status is ProposalStatus.ADOPTED
     assert game.do(Vote(BOB, 301, True)).code == "not_active"
     assert game.do(Query(BOB, QueryKind.SCORES)).ok  # queries still answered
 
@@ -339,7 +382,7 @@ def test_quitting_on_ones_own_turn_withdraws_the_proposal_and_passes_the_turn() 
     game = Game()
     game.do(Propose(CARLA, K.ENACT, text="x"))
     game.do(Quit(CARLA))
-    assert game.state.proposal(301).outcome == "withdrawn"  # type: ignore[union-attr]
+    assert proposal(game.state, 301).outcome == "withdrawn"
     assert game.state.turn_player == ADA and game.state.phase is Phase.PROPOSE
 
 
@@ -362,10 +405,17 @@ def test_reminders_for_the_turn_player_daily_and_the_king_award() -> None:
 
 def test_queries_answer_with_rule_history_and_new_numbers() -> None:
     game = Game()
-    play_turn(game, Propose(CARLA, K.AMEND, target=202, text="New 202.",
-                            sets=(("debate_days", "7"), ("award_min", "1"),
-                                  ("award_max", "10"))),
-              {ADA: True, BOB: True, CARLA: True})
+    play_turn(
+        game,
+        Propose(
+            CARLA,
+            K.AMEND,
+            target=202,
+            text="New 202.",
+            sets=(("debate_days", "7"), ("award_min", "1"), ("award_max", "10")),
+        ),
+        {ADA: True, BOB: True, CARLA: True},
+    )
     rule = game.do(Query(BOB, QueryKind.RULE, 202))
     assert rule.ok and rule.data["asked"] == 202 and rule.data["rule"]["number"] == 301
     history = game.do(Query(BOB, QueryKind.HISTORY, 301))

@@ -34,16 +34,25 @@ RULE = st.sampled_from([101, 109, 116, 201, 202, 204, 208, 209, 210, 215, 301, 3
 NUMBER = st.one_of(st.just(0), st.just(0), st.integers(min_value=300, max_value=306))
 APPEAL = st.sampled_from(["A1", "A2", "A3"])
 SETS = st.lists(
-    st.tuples(st.sampled_from(["winning_score", "award_max", "debate_days", "x"]),
-              st.sampled_from(["0", "5", "8", "50", "abc"])),
+    st.tuples(
+        st.sampled_from(["winning_score", "award_max", "debate_days", "x"]),
+        st.sampled_from(["0", "5", "8", "50", "abc"]),
+    ),
     max_size=2,
 ).map(tuple)
 
 GOOD_PROPOSAL = st.builds(
     Propose,
     st.just("@turn"),
-    st.sampled_from([ProposalKind.ENACT, ProposalKind.AMEND, ProposalKind.REPEAL,
-                     ProposalKind.TRANSMUTE, ProposalKind.ENACT_AMENDMENT]),
+    st.sampled_from(
+        [
+            ProposalKind.ENACT,
+            ProposalKind.AMEND,
+            ProposalKind.REPEAL,
+            ProposalKind.TRANSMUTE,
+            ProposalKind.ENACT_AMENDMENT,
+        ]
+    ),
     st.sampled_from([202, 203, 204, 206, 209, 210, 116, 301, 302]),
     st.just(None),
     st.just("A proper text."),
@@ -53,9 +62,16 @@ GOOD_PROPOSAL = st.builds(
 COMMANDS = st.one_of(
     GOOD_PROPOSAL,
     GOOD_PROPOSAL,
-    st.builds(Propose, WHO, st.sampled_from(list(ProposalKind)), RULE,
-              st.sampled_from(["202.1", "301.1", "303.1", "1.1"]),
-              st.sampled_from(["", "A new rule text.", "Another text"]), SETS, st.booleans()),
+    st.builds(
+        Propose,
+        WHO,
+        st.sampled_from(list(ProposalKind)),
+        RULE,
+        st.sampled_from(["202.1", "301.1", "303.1", "1.1"]),
+        st.sampled_from(["", "A new rule text.", "Another text"]),
+        SETS,
+        st.booleans(),
+    ),
     st.builds(Vote, WHO, NUMBER, st.booleans()),
     st.builds(Vote, st.just("@all"), st.just(0), st.booleans()),  # every player votes alike
     st.builds(Vote, st.just("@all"), st.just(0), st.just(True)),
@@ -66,8 +82,9 @@ COMMANDS = st.one_of(
     st.builds(OpenAppeal, WHO, st.just("Is this legal?")),
     st.builds(Accuse, WHO, st.just("Falsified.")),
     st.builds(NameChampion, WHO, APPEAL, st.sampled_from(["Bob", "Carla", "Ada"])),
-    st.builds(GiveRuling, WHO, APPEAL, st.just("Settled."),
-              st.sampled_from([None, "upheld", "dismissed"])),
+    st.builds(
+        GiveRuling, WHO, APPEAL, st.just("Settled."), st.sampled_from([None, "upheld", "dismissed"])
+    ),
     st.builds(Agree, WHO, APPEAL, st.booleans()),
     st.builds(Crown, WHO, st.sampled_from(["Bob", "Carla", "Ada"])),
     st.builds(Confirm, WHO, RULE),
@@ -81,12 +98,18 @@ PROCEDURE = st.one_of(  # the turn machinery alone, so that many turns and round
     st.builds(Revise, st.just("@turn"), st.just(0), st.just("revised")),
 )
 WHOLE_TURN = st.tuples(GOOD_PROPOSAL, st.booleans(), st.integers(min_value=1, max_value=10)).map(
-    lambda t: [(t[0], 5), (Vote("@all", 0, t[1]), 5), (Tick(), 60 * 24 * 8), (Award("@king", t[2]), 9)]
+    lambda t: [
+        (t[0], 5),
+        (Vote("@all", 0, t[1]), 5),
+        (Tick(), 60 * 24 * 8),
+        (Award("@king", t[2]), 9),
+    ]
 )
 PROCEDURE_STEP = st.one_of(
     WHOLE_TURN,
-    st.tuples(st.one_of(PROCEDURE, st.just(Tick())), st.integers(min_value=0, max_value=60 * 24 * 9))
-    .map(lambda step: [step]),
+    st.tuples(
+        st.one_of(PROCEDURE, st.just(Tick())), st.integers(min_value=0, max_value=60 * 24 * 9)
+    ).map(lambda step: [step]),
 )
 PROCEDURE_GAME = st.lists(PROCEDURE_STEP, min_size=3, max_size=40).map(
     lambda chunks: [step for chunk in chunks for step in chunk]
@@ -115,7 +138,7 @@ def resolve(event: Event, state: GameState) -> Event:
 def run(steps: list[tuple[Event, int]]) -> list[tuple[Event, GameState, GameState]]:
     state = new_game()
     now = T0
-    trace = []
+    trace: list[tuple[Event, GameState, GameState]] = []
     for event, wait in steps:
         now += timedelta(minutes=wait)
         while (due := engine.next_deadline(state)) is not None and due <= now:
@@ -134,8 +157,7 @@ def run(steps: list[tuple[Event, int]]) -> list[tuple[Event, GameState, GameStat
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.lists(STEP, min_size=1, max_size=60),
-                 PROCEDURE_GAME))
+@given(st.one_of(st.lists(STEP, min_size=1, max_size=60), PROCEDURE_GAME))
 def test_invariants_hold_in_any_game(steps: list[tuple[Event, int]]) -> None:
     trace = run(steps)
     for event, before, after in trace:
@@ -150,12 +172,16 @@ def test_invariants_hold_in_any_game(steps: list[tuple[Event, int]]) -> None:
             king = after.player(after.king)
             assert king is not None
         assert not (after.king is not None and after.deposed is not None)
-        changed = {p.email for p, q in zip(before.players, after.players, strict=True)
-                   if p.score != q.score}
+        changed = {
+            p.email
+            for p, q in zip(before.players, after.players, strict=True)
+            if p.score != q.score
+        }
         if changed:  # scores move only by awards, dissent bonuses and deposition
             assert isinstance(event, Award | Vote | Tick | Quit | Agree)
-        dropped = [p for p, q in zip(before.players, after.players, strict=True)
-                   if q.score < p.score]
+        dropped = [
+            p for p, q in zip(before.players, after.players, strict=True) if q.score < p.score
+        ]
         if dropped:
             assert isinstance(event, Agree) and len(dropped) == 1
         if before.over:

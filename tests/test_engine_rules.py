@@ -27,16 +27,24 @@ def adopt(game: Game, proposal: Propose) -> int:
 
 def test_a_rule_follows_its_identity_through_every_number() -> None:
     game = Game()
-    adopt(game, Propose(CARLA, K.AMEND, target=202, text="v2",
-                        sets=(("debate_days", "7"), ("award_min", "1"), ("award_max", "10"))))
+    adopt(
+        game,
+        Propose(
+            CARLA,
+            K.AMEND,
+            target=202,
+            text="v2",
+            sets=(("debate_days", "7"), ("award_min", "1"), ("award_max", "10")),
+        ),
+    )
     adopt(game, Propose(ADA, K.ENACT_AMENDMENT, target=301, text="an amendment"))
     rule = game.state.rule_by_identity(202)
     assert rule is not None and rule.number == 302  # 109: enacting an amendment renumbers
     assert [a for a in rule.amendments] and rule.amendment_id(1) == "302.1"
     adopt(game, Propose(BOB, K.AMEND_AMENDMENT, amendment="302.1", text="amended amendment"))
     rule = game.state.rule_by_identity(202)
-    assert rule is not None and rule.number == 303 and rule.amendments[0].text == (
-        "amended amendment"
+    assert (
+        rule is not None and rule.number == 303 and rule.amendments[0].text == ("amended amendment")
     )
     adopt(game, Propose(CARLA, K.REPEAL_AMENDMENT, amendment="303.1"))
     rule = game.state.rule_by_identity(202)
@@ -46,7 +54,11 @@ def test_a_rule_follows_its_identity_through_every_number() -> None:
         assert game.state.rule_by_number(old) is rule
     events = [h.event for h in rule.history]
     assert events == [
-        "initial", "amended", "amendment-enacted", "amendment-amended", "amendment-repealed"
+        "initial",
+        "amended",
+        "amendment-enacted",
+        "amendment-amended",
+        "amendment-repealed",
     ]
 
 

@@ -32,8 +32,9 @@ MIME-Version: 1.0"""
 
 
 def test_plain_mail_with_a_vote() -> None:
-    message = raw(BASE.format(subject="vote") + "\nContent-Type: text/plain; charset=utf-8",
-                  "VOTE 301 YES\n")
+    message = raw(
+        BASE.format(subject="vote") + "\nContent-Type: text/plain; charset=utf-8", "VOTE 301 YES\n"
+    )
     mail = parse_message(message)
     assert mail.sender == "bob@example.org" and mail.message_id == "<m1@example.org>"
     assert mail.date is not None and mail.date.utcoffset() is not None
@@ -93,8 +94,10 @@ QUIT
 
 
 def test_outlook_italian_header_block_without_separator() -> None:
-    text = "VOTO 301 SI\n\nDa: Nomic del Re <referee@nomic.example>\nInviato: martedì 1 " \
-           "dicembre 2026 09:00\nA: Bob\nOggetto: Proposta 301\n\nABBANDONO\n"
+    text = (
+        "VOTO 301 SI\n\nDa: Nomic del Re <referee@nomic.example>\nInviato: martedì 1 "
+        "dicembre 2026 09:00\nA: Bob\nOggetto: Proposta 301\n\nABBANDONO\n"
+    )
     assert strip_reply(text) == "VOTO 301 SI"
 
 
@@ -139,8 +142,9 @@ def test_base64_in_any_charset(charset: str, text: str) -> None:
 
 
 def test_unknown_charset_is_read_as_utf8_not_dropped() -> None:
-    message = raw(BASE.format(subject="x") + "\nContent-Type: text/plain; charset=x-unknown",
-                  "VOTE 301 YES\n")
+    message = raw(
+        BASE.format(subject="x") + "\nContent-Type: text/plain; charset=x-unknown", "VOTE 301 YES\n"
+    )
     assert commands_of(message) == [Vote("bob@example.org", 301, True)]
 
 
@@ -165,27 +169,31 @@ Content-Type: text/html; charset=utf-8
 <p>RULE 999</p>
 --b1--
 """
-    message = raw(BASE.format(subject="x") + '\nContent-Type: multipart/alternative; boundary="b1"',
-                  body)
+    message = raw(
+        BASE.format(subject="x") + '\nContent-Type: multipart/alternative; boundary="b1"', body
+    )
     assert commands_of(message) == [Query("bob@example.org", QueryKind.RULE, 202)]
 
 
 def test_html_to_text_breaks_blocks_and_drops_scripts() -> None:
-    text = html_to_text("<p>PROPOSE ENACT</p><p>Line <b>one</b></p><script>x()</script>"
-                        "<div>END</div>")
+    text = html_to_text(
+        "<p>PROPOSE ENACT</p><p>Line <b>one</b></p><script>x()</script><div>END</div>"
+    )
     assert [ln for ln in text.split("\n") if ln] == ["PROPOSE ENACT", "Line one", "END"]
 
 
 def test_auto_replies_and_bounces_are_marked() -> None:
-    auto = parse_message(raw(BASE.format(subject="Out of office") + "\nAuto-Submitted: auto-replied",
-                             "I am away"))
+    auto = parse_message(
+        raw(BASE.format(subject="Out of office") + "\nAuto-Submitted: auto-replied", "I am away")
+    )
     assert auto.automatic
     bulk = parse_message(raw(BASE.format(subject="news") + "\nPrecedence: bulk", "x"))
     assert bulk.automatic
     bounce = parse_message(
         raw(
-            BASE.format(subject="Undelivered").replace("Bob Rossi <Bob@Example.org>",
-                                                       "MAILER-DAEMON@example.org"),
+            BASE.format(subject="Undelivered").replace(
+                "Bob Rossi <Bob@Example.org>", "MAILER-DAEMON@example.org"
+            ),
             "x",
         )
     )
@@ -226,8 +234,9 @@ HELP
         sets=(("debate_days", "9"),),
     )
     assert found[1:3] == [Vote("bob@example.org", 301, True), Vote("bob@example.org", 302, False)]
-    assert found[3] == GiveRuling("bob@example.org", "A1", "UPHELD\nThe replay differs.",
-                                  "upheld", None)
+    assert found[3] == GiveRuling(
+        "bob@example.org", "A1", "UPHELD\nThe replay differs.", "upheld", None
+    )
     assert found[4] == Query("bob@example.org", QueryKind.HELP)
 
 
@@ -250,8 +259,18 @@ def test_every_proposal_kind_in_both_languages(line: str, kind: ProposalKind) ->
 
 @pytest.mark.parametrize(
     "line",
-    ["VOTE 301 MAYBE", "VOTE x YES", "AWARD many", "RULE", "PROPOSE AMEND x text",
-     "AGREE", "CHAMPION A1", "PROPOSE REPEAL 202 203", "QUIT now", "EXTEND soon"],
+    [
+        "VOTE 301 MAYBE",
+        "VOTE x YES",
+        "AWARD many",
+        "RULE",
+        "PROPOSE AMEND x text",
+        "AGREE",
+        "CHAMPION A1",
+        "PROPOSE REPEAL 202 203",
+        "QUIT now",
+        "EXTEND soon",
+    ],
 )
 def test_bad_arguments_are_reported_not_dropped(line: str) -> None:
     [parsed] = parse_commands("bob@example.org", "", line)

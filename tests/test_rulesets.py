@@ -44,7 +44,7 @@ def test_both_languages_agree_on_numbers_mutability_and_parameters() -> None:
 
 def test_loader_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "101.md").write_text("+++\nnumber = 101\nmutable = true\n+++\n", encoding="utf-8")
-    with pytest.raises(rulebook.RulesetError, match="101.md: the rule has no text"):
+    with pytest.raises(rulebook.RulesetError, match=r"101\.md: the rule has no text"):
         rulebook.load_folder(tmp_path)
     (tmp_path / "101.md").write_text("no front matter", encoding="utf-8")
     with pytest.raises(rulebook.RulesetError, match="front matter"):

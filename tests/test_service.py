@@ -10,6 +10,12 @@ from referee.service import Referee, rebuild
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail
 
 
+def plain(message: EmailMessage) -> str:
+    body = message.get_body(("plain",))
+    assert body is not None
+    return str(body.get_content())
+
+
 def sent(referee: Referee, kind: str | None = None) -> list[EmailMessage]:
     rows = referee.store.outbox(referee.game_id)
     out = []
@@ -29,8 +35,12 @@ def test_opening_mail_goes_to_every_player(referee: Referee) -> None:
 
 def test_one_reply_per_mail_with_each_commands_result(referee: Referee) -> None:
     before = len(sent(referee, "reply"))
-    raw = mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND\nVOTE 301 YES\nVOTE 999 NO\nAWARD 5\n",
-               at=T0 + DAY, message_id="<one@example.org>")
+    raw = mail(
+        CARLA,
+        "PROPOSE ENACT\nBe kind.\nEND\nVOTE 301 YES\nVOTE 999 NO\nAWARD 5\n",
+        at=T0 + DAY,
+        message_id="<one@example.org>",
+    )
     receipt = referee.receive(raw, T0 + DAY)
     assert receipt.commands == 4 and receipt.refused == 2
     replies = sent(referee, "reply")
@@ -39,7 +49,7 @@ def test_one_reply_per_mail_with_each_commands_result(referee: Referee) -> None:
     assert reply["In-Reply-To"] == "<one@example.org>"
     assert "<one@example.org>" in reply["References"]
     assert reply["Auto-Submitted"] == "auto-replied"
-    text = reply.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = plain(reply)
     assert text.count("**Done.**") == 2 and text.count("**Refused.**") == 2
     assert "There is no proposal 999" in text and "Only the King" in text
     assert reply.get_body(("html",)) is not None
@@ -59,12 +69,13 @@ def test_the_same_message_id_applies_once(referee: Referee) -> None:
 
 def test_a_stranger_gets_one_short_note_a_day(referee: Referee) -> None:
     for hour in (1, 2, 3):
-        referee.receive(mail("eve@example.net", "VOTE 301 YES", at=T0 + hour * DAY / 24),
-                        T0 + hour * DAY / 24)
+        referee.receive(
+            mail("eve@example.net", "VOTE 301 YES", at=T0 + hour * DAY / 24), T0 + hour * DAY / 24
+        )
     assert len(sent(referee, "stranger")) == 1
     referee.receive(mail("eve@example.net", "hello", at=T0 + 2 * DAY), T0 + 2 * DAY)
     notes = sent(referee, "stranger")
-    assert len(notes) == 2 and "not one of theirs" in notes[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert len(notes) == 2 and "not one of theirs" in plain(notes[-1])
 
 
 def test_auto_replies_and_bounces_are_never_answered(referee: Referee) -> None:
@@ -86,7 +97,7 @@ def test_auto_replies_and_bounces_are_never_answered(referee: Referee) -> None:
 
 def test_a_mail_without_commands_gets_a_reply_saying_so(referee: Referee) -> None:
     referee.receive(mail(BOB, "Hello everyone, nice game!"), T0 + DAY)
-    text = sent(referee, "reply")[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = plain(sent(referee, "reply")[-1])
     assert "I found no command" in text
 
 
@@ -94,13 +105,14 @@ def test_deadlines_fire_before_a_late_mail(referee: Referee) -> None:
     referee.receive(mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND"), T0 + DAY / 24)
     referee.receive(mail(BOB, "VOTE 301 YES"), T0 + 20 * DAY)
     assert referee.state.phase is Phase.AWARD  # the vote closed at its deadline
-    text = sent(referee, "reply")[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = plain(sent(referee, "reply")[-1])
     assert "not open for votes" in text
 
 
 def test_the_event_log_rebuilds_the_state(referee: Referee) -> None:
-    referee.receive(mail(CARLA, "PROPOSE AMEND 209\nReach 20.\nSET winning_score = 20\nEND"),
-                    T0 + DAY / 24)
+    referee.receive(
+        mail(CARLA, "PROPOSE AMEND 209\nReach 20.\nSET winning_score = 20\nEND"), T0 + DAY / 24
+    )
     for who in (ADA, BOB, CARLA):
         referee.receive(mail(who, "VOTE 301 YES"), T0 + DAY)
     referee.receive(mail(ADA, "AWARD 10\nSTATUS"), T0 + 9 * DAY)

@@ -28,12 +28,16 @@ def test_every_code_and_notice_has_a_template(language: str) -> None:
     assert {d.value for d in Done} <= macro_names(language, "outcomes")
     assert {r.value for r in Reason} <= macro_names(language, "refusals")
     folder = templates_folder() / language / "notices"
-    assert {k.value for k in NoticeKind} == {p.name.removesuffix(".md.j2")
-                                             for p in folder.glob("*.md.j2")}
+    assert {k.value for k in NoticeKind} == {
+        p.name.removesuffix(".md.j2") for p in folder.glob("*.md.j2")
+    }
 
 
 def a_full_game_log() -> Game:
     """A game that produces most notices, to feed the templates real data."""
+    from dataclasses import replace
+
+    from referee.core import engine
     from referee.core.events import (
         Accuse,
         Agree,
@@ -46,10 +50,6 @@ def a_full_game_log() -> Game:
         Quit,
         Revise,
     )
-
-    from dataclasses import replace
-
-    from referee.core import engine
 
     game = Game()
     opening = engine.start_game(replace(game.state, phase=game.state.phase), T0)
@@ -86,24 +86,47 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
     r = renderer(language)
     for effect in game.log:
         if hasattr(effect, "kind"):
-            out = r.render(f"notices/{effect.kind.value}", effect.data)  # type: ignore[union-attr]
+            out = r.render(f"notices/{effect.kind.value}", effect.data)
             assert out.subject and out.text.strip()
             assert "<script>" not in out.html and "<b>50</b>" not in out.html
-            seen.add(effect.kind.value)  # type: ignore[union-attr]
-    expected = {"game_started", "turn_started", "turn_reminder", "proposal_circulated",
-                "proposal_revised", "debate_extended", "debate_ended",
-                "vote_result", "ruleset", "award_prompt", "parameter_prompt", "appeal_opened",
-                "champion_prompt", "champion_named", "ruling_published", "ruling_failed",
-                "appeal_settled", "king_deposed", "crown_prompt", "king_crowned",
-                "player_quit"}
+            seen.add(effect.kind.value)
+    expected = {
+        "game_started",
+        "turn_started",
+        "turn_reminder",
+        "proposal_circulated",
+        "proposal_revised",
+        "debate_extended",
+        "debate_ended",
+        "vote_result",
+        "ruleset",
+        "award_prompt",
+        "parameter_prompt",
+        "appeal_opened",
+        "champion_prompt",
+        "champion_named",
+        "ruling_published",
+        "ruling_failed",
+        "appeal_settled",
+        "king_deposed",
+        "crown_prompt",
+        "king_crowned",
+        "player_quit",
+    }
     assert expected <= seen
 
 
 SAMPLES: dict[str, dict[str, Any]] = {
-    "tie_prompt": {"players": [{"name": "A", "score": 100}, {"name": "B", "score": 100}],
-                   "target": 100},
-    "winner": {"winner": "Ada", "score": 100, "rule": "209",
-               "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}]},
+    "tie_prompt": {
+        "players": [{"name": "A", "score": 100}, {"name": "B", "score": 100}],
+        "target": 100,
+    },
+    "winner": {
+        "winner": "Ada",
+        "score": 100,
+        "rule": "209",
+        "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
+    },
     "majority_now": {"rule": 204, "rounds": 2},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
@@ -141,17 +164,37 @@ DATA: dict[str, dict[str, Any]] = {
     "award_recorded": {"points": 5, "player": "Bob"},
     "debate_extended": {"number": 301, "debate_ends": T0, "vote_deadline": T0 + timedelta(1)},
     "quit_recorded": {},
-    "parameters_confirmed": {"rule": 305, "parameters": [{"name": "winning_score",
-                                                          "value": "100"}]},
+    "parameters_confirmed": {
+        "rule": 305,
+        "parameters": [{"name": "winning_score", "value": "100"}],
+    },
     "parameter_set": {"rule": 305, "name": "winning_score", "value": "50"},
     "winner_named": {"winner": "Bob"},
     "help": {},
 }
 REASON_DATA: dict[str, Any] = {
-    "winner": "Ada", "player": "Bob", "phase": "debate", "appeals": ["A1"], "king": "Ada",
-    "id": "A1", "judge": "Bob", "number": 301, "rule": 202, "amendment": "305.1", "cap": 25,
-    "count": 25, "status": "adopted", "name": "x", "value": "1", "allowed": "1..10",
-    "kind": "repeal", "low": 1, "high": 10, "days": 0, "who": "Zed", "syntax": "VOTE N YES|NO",
+    "winner": "Ada",
+    "player": "Bob",
+    "phase": "debate",
+    "appeals": ["A1"],
+    "king": "Ada",
+    "id": "A1",
+    "judge": "Bob",
+    "number": 301,
+    "rule": 202,
+    "amendment": "305.1",
+    "cap": 25,
+    "count": 25,
+    "status": "adopted",
+    "name": "x",
+    "value": "1",
+    "allowed": "1..10",
+    "kind": "repeal",
+    "low": 1,
+    "high": 10,
+    "days": 0,
+    "who": "Zed",
+    "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
 }
 
@@ -161,13 +204,13 @@ def test_every_outcome_and_refusal_renders_in_a_reply(language: str) -> None:
     game = Game()
     from referee.core.events import Query, QueryKind
 
-    queries = [game.do(Query(BOB, q, 202 if q in (QueryKind.RULE, QueryKind.HISTORY) else None))
-               for q in QueryKind]
+    queries = [
+        game.do(Query(BOB, q, 202 if q in (QueryKind.RULE, QueryKind.HISTORY) else None))
+        for q in QueryKind
+    ]
     items = [{"line": q.code, "ok": True, "code": q.code, "data": dict(q.data)} for q in queries]
-    items += [{"line": code, "ok": True, "code": code, "data": data}
-              for code, data in DATA.items()]
-    items += [{"line": r.value, "ok": False, "code": r.value, "data": REASON_DATA}
-              for r in Reason]
+    items += [{"line": code, "ok": True, "code": code, "data": data} for code, data in DATA.items()]
+    items += [{"line": r.value, "ok": False, "code": r.value, "data": REASON_DATA} for r in Reason]
     out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
     assert out.subject == "x"
     assert "VOTE" in out.text or "VOTO" in out.text  # help and syntax rendered
@@ -178,9 +221,17 @@ def test_every_outcome_and_refusal_renders_in_a_reply(language: str) -> None:
 def test_player_html_never_reaches_the_reader_as_markup() -> None:
     out = renderer("en").render(
         "notices/appeal_opened",
-        {"appeal": {"id": "A1", "kind": "appeal", "appellant_name": '<img src=x onerror="y">',
-                    "question": "<a href='javascript:alert(1)'>click</a> **bold** [x](http://e)",
-                    "judge": "ada", "judge_name": "Ada", "accused": None}},
+        {
+            "appeal": {
+                "id": "A1",
+                "kind": "appeal",
+                "appellant_name": '<img src=x onerror="y">',
+                "question": "<a href='javascript:alert(1)'>click</a> **bold** [x](http://e)",
+                "judge": "ada",
+                "judge_name": "Ada",
+                "accused": None,
+            }
+        },
     )
     assert "<img" not in out.html and "<a href" not in out.html
     assert "&lt;a href=" in out.html and "**bold**" in out.html  # shown, not interpreted

@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from referee.core import params, view
-from referee.core.order import collation_key, player_key, turn_order
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -61,6 +60,7 @@ from referee.core.model import (
     Rule,
     Verdict,
 )
+from referee.core.order import collation_key, player_key, turn_order
 
 DAY = timedelta(days=1)
 RULE_ADOPTION = 204  # identity of the rule that turns unanimity into majority
@@ -154,9 +154,7 @@ class _Step:
 
     # ----- plumbing ---------------------------------------------------------------------------
 
-    def notify(
-        self, kind: NoticeKind, to: tuple[str, ...], thread: str = "", **data: Any
-    ) -> None:
+    def notify(self, kind: NoticeKind, to: tuple[str, ...], thread: str = "", **data: Any) -> None:
         if to:
             self.effects.append(Notice(kind, to, data, thread))
 
@@ -335,9 +333,14 @@ class _Step:
         adds = kind is ProposalKind.ENACT or (
             kind is ProposalKind.TRANSMUTE and rule is not None and not rule.mutable
         )
-        removes = rule is not None and rule.mutable and kind in (
-            ProposalKind.REPEAL,
-            ProposalKind.TRANSMUTE,
+        removes = (
+            rule is not None
+            and rule.mutable
+            and kind
+            in (
+                ProposalKind.REPEAL,
+                ProposalKind.TRANSMUTE,
+            )
         )
         if adds and count + 1 > cap:
             raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
@@ -476,7 +479,7 @@ class _Step:
     def vote(self, cmd: Vote) -> tuple[Done, dict[str, Any]]:
         proposal = self.current_for(cmd.number)
         before = proposal.vote_of(cmd.sender)
-        votes = tuple(v for v in proposal.votes if v[0] != cmd.sender) + ((cmd.sender, cmd.yes),)
+        votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
         self.state = self.state.with_proposal(replace(proposal, votes=votes))
         code = Done.VOTE_RECORDED if before is None else Done.VOTE_REPLACED
         data = {"number": cmd.number, "yes": cmd.yes}
@@ -520,7 +523,11 @@ class _Step:
             {
                 "name": p.name,
                 "email": p.email,
-                "vote": "yes" if ballots.get(p.email) else "no" if p.email in ballots else "abstain",
+                "vote": "yes"
+                if ballots.get(p.email)
+                else "no"
+                if p.email in ballots
+                else "abstain",
             }
             for p in turn_order(self.state)
         ]
@@ -696,9 +703,7 @@ class _Step:
             )
 
     def finish(self, winner: str | None, rule: str) -> None:
-        self.state = replace(
-            self.state, phase=Phase.OVER, winner=winner, tie=(), reminder_at=None
-        )
+        self.state = replace(self.state, phase=Phase.OVER, winner=winner, tie=(), reminder_at=None)
         player = self.state.player(winner) if winner else None
         self.notify(
             NoticeKind.WINNER,
@@ -754,8 +759,7 @@ class _Step:
         )
         rest = tuple(n for n in question.names if n != name)
         questions = tuple(
-            (replace(q, names=rest) if q is question else q)
-            for q in self.state.parameter_questions
+            (replace(q, names=rest) if q is question else q) for q in self.state.parameter_questions
         )
         self.state = replace(
             self.state.with_rule(changed),
@@ -834,7 +838,9 @@ class _Step:
         self.require_king(cmd.sender)
         appeal = self.open_appeal_for(cmd.appeal)
         if appeal.judge is not None:
-            raise Refusal(Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(appeal.judge))
+            raise Refusal(
+                Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(appeal.judge)
+            )
         champion = self.resolve(cmd.who)
         if champion.email == self.state.king:  # 212: the King cannot judge his own appeal
             raise Refusal(Reason.KING_CANNOT_JUDGE, id=appeal.id)
@@ -989,9 +995,14 @@ class _Step:
         self.state = self.state.with_player(replace(me, active=False))
         withdrawn = None
         proposal = self.state.current
-        if was_turn and proposal is not None and proposal.status in (
-            ProposalStatus.DEBATE,
-            ProposalStatus.VOTING,
+        if (
+            was_turn
+            and proposal is not None
+            and proposal.status
+            in (
+                ProposalStatus.DEBATE,
+                ProposalStatus.VOTING,
+            )
         ):
             withdrawn = proposal.number
             self.state = self.state.with_proposal(

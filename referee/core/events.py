@@ -78,7 +78,7 @@ class NameChampion:
 
 @dataclass(frozen=True)
 class GiveRuling:
-    """RULING A: the judge's proposed settlement (212); UPHELD/DISMISSED for 213; IMPOSSIBLE for 215."""
+    """RULING A: a proposed settlement (212); UPHELD/DISMISSED (213); IMPOSSIBLE who (215)."""
 
     sender: str
     appeal: str

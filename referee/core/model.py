@@ -332,9 +332,7 @@ class GameState:
             return replace(self, proposals=(*self.proposals, proposal))
         return replace(
             self,
-            proposals=tuple(
-                proposal if p.number == proposal.number else p for p in self.proposals
-            ),
+            proposals=tuple(proposal if p.number == proposal.number else p for p in self.proposals),
         )
 
     def with_appeal(self, appeal: Appeal) -> GameState:

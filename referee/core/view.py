@@ -183,9 +183,7 @@ def public_state(state: GameState, now: datetime) -> dict[str, Any]:
                 "mutable": r.mutable,
                 "text": r.text,
                 "title": r.title,
-                "amendments": [
-                    {"id": r.amendment_id(a.seq), "text": a.text} for a in r.amendments
-                ],
+                "amendments": [{"id": r.amendment_id(a.seq), "text": a.text} for a in r.amendments],
                 "parameters": dict(r.parameters),
                 "history": [
                     {
@@ -206,9 +204,7 @@ def public_state(state: GameState, now: datetime) -> dict[str, Any]:
                 "proposer": p.proposer,
                 "kind": p.kind.value,
                 "target": p.target_number,
-                "amendment": (
-                    f"{p.target_number}.{p.amendment_seq}" if p.amendment_seq else None
-                ),
+                "amendment": (f"{p.target_number}.{p.amendment_seq}" if p.amendment_seq else None),
                 "status": p.status.value,
                 "text": p.text,
                 "sets": dict(p.sets),

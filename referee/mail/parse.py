@@ -164,7 +164,28 @@ class _TextFromHtml(HTMLParser):
     """HTML to plain lines: block tags break lines, quoted blocks get '>' prefixes."""
 
     BLOCKS = frozenset(
-        "p div br li tr h1 h2 h3 h4 h5 h6 pre table ul ol hr section article header footer".split()
+        [
+            "p",
+            "div",
+            "br",
+            "li",
+            "tr",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "pre",
+            "table",
+            "ul",
+            "ol",
+            "hr",
+            "section",
+            "article",
+            "header",
+            "footer",
+        ]
     )
     SKIP = frozenset(("script", "style", "head", "title"))
 
@@ -210,8 +231,10 @@ class _TextFromHtml(HTMLParser):
         self.lines[-1] += text.replace("\xa0", " ")
 
     def newline(self) -> None:
-        self.lines[-1] = self.lines[-1].strip() if not self.lines[-1].startswith(">") else (
-            self.lines[-1].rstrip()
+        self.lines[-1] = (
+            self.lines[-1].strip()
+            if not self.lines[-1].startswith(">")
+            else (self.lines[-1].rstrip())
         )
         self.lines.append("")
 

@@ -21,8 +21,11 @@ _ATTRIBUTION_START = re.compile(r"^\s*(On|Il|Il giorno)\s", re.I)
 _ATTRIBUTION_END = re.compile(r"(wrote|ha scritto)\s*:\s*$", re.I)
 _SEPARATORS = (
     re.compile(r"^\s*_{8,}\s*$"),
-    re.compile(r"^\s*-{3,}\s*(Original Message|Messaggio originale|Forwarded message|"
-               r"Messaggio inoltrato)\s*-{3,}\s*$", re.I),
+    re.compile(
+        r"^\s*-{3,}\s*(Original Message|Messaggio originale|Forwarded message|"
+        r"Messaggio inoltrato)\s*-{3,}\s*$",
+        re.I,
+    ),
     re.compile(r"^\s*Begin forwarded message:\s*$", re.I),
 )
 _HEADER_FROM = re.compile(r"^\s*\*?(From|Da)\s*:\*?\s", re.I)

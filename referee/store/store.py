@@ -16,7 +16,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import func, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
-from sqlmodel import Session, SQLModel, create_engine, select
+from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
@@ -116,13 +116,13 @@ class Store:
     def events(self, game_id: int) -> list[tuple[datetime, dict[str, Any]]]:
         with Session(self.engine) as session:
             rows = session.exec(
-                select(EventRow).where(EventRow.game_id == game_id).order_by(EventRow.seq)
+                select(EventRow).where(EventRow.game_id == game_id).order_by(col(EventRow.seq))
             ).all()
             return [(r.at, json.loads(r.payload)) for r in rows]
 
     def outbox(self, game_id: int | None = None, status: str | None = None) -> list[OutboxRow]:
         with Session(self.engine) as session:
-            query = select(OutboxRow).order_by(OutboxRow.id)  # type: ignore[arg-type]
+            query = select(OutboxRow).order_by(col(OutboxRow.id))
             if game_id is not None:
                 query = query.where(OutboxRow.game_id == game_id)
             if status is not None:
@@ -202,9 +202,7 @@ class UnitOfWork:
         row.events = state.events
         self.session.add(row)
 
-    def enqueue(
-        self, message_id: str, recipient: str, kind: str, raw: bytes, at: datetime
-    ) -> None:
+    def enqueue(self, message_id: str, recipient: str, kind: str, raw: bytes, at: datetime) -> None:
         self.session.add(
             OutboxRow(
                 game_id=self.game_id,
