@@ -255,7 +255,9 @@ def test_amending_rule_204_keeps_unanimity() -> None:
     for _ in range(5):
         proposer = game.state.turn_player
         assert proposer is not None
-        play_turn(game, Propose(proposer, K.ENACT, text="x"), {ADA: True, BOB: True, CARLA: True}, 1)
+        play_turn(
+            game, Propose(proposer, K.ENACT, text="x"), {ADA: True, BOB: True, CARLA: True}, 1
+        )
     assert game.state.rounds_completed == 2
     assert game.state.rule_204_amended
     assert game.state.adoption is Adoption.UNANIMITY
