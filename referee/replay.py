@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import mailbox
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -80,37 +79,37 @@ def read_mbox(path: Path) -> list[Archived]:
 def replay(
     settings: Settings, mbox: Path, until: datetime | None = None, out: Path | None = None
 ) -> ReplayResult:
+    """A fresh game fed the archived mail; with `out`, every mail it sends is written there."""
     messages = read_mbox(mbox)
     times = [m.at for m in messages if m.at is not None]
     start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
-    with tempfile.TemporaryDirectory(prefix="nomic-replay-") as folder:
-        store = Store(f"sqlite:///{folder}/replay.db")
-        try:
-            referee = Referee.create(store, settings, start)
-            now = start
-            failed: list[str] = []
-            count = 0
-            for item in messages:
-                at = max(item.at or now, now)
-                if until is not None and at > until:
-                    break
-                now = at
-                count += 1
-                try:
-                    referee.receive(item.raw, at)
-                except Exception as exc:  # a message that breaks processing is reported, kept
-                    mid = parse_message(item.raw).message_id
-                    log.error("message %s could not be processed: %s", mid, exc)
-                    failed.append(mid)
-            if until is not None and until > now:
-                now = until
-            referee.advance(now)
+    store = Store("sqlite://")  # the replay's own throw-away store, in memory
+    try:
+        referee = Referee.create(store, settings, start, render=out is not None)
+        now = start
+        failed: list[str] = []
+        count = 0
+        for item in messages:
+            at = max(item.at or now, now)
+            if until is not None and at > until:
+                break
+            now = at
+            count += 1
+            try:
+                referee.receive(item.raw, at)
+            except Exception as exc:  # a message that breaks processing is reported, kept
+                mid = parse_message(item.raw).message_id
+                log.error("message %s could not be processed: %s", mid, exc)
+                failed.append(mid)
+        if until is not None and until > now:
+            now = until
+        referee.advance(now)
+        if out is not None:
             rows = store.outbox(referee.game_id)
-            if out is not None:
-                write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
-            return ReplayResult(referee.state, now, count, len(rows), tuple(failed))
-        finally:
-            store.close()
+            write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
+        return ReplayResult(referee.state, now, count, referee.queued, tuple(failed))
+    finally:
+        store.close()
 
 
 def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) -> None:

@@ -52,9 +52,13 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
 
 def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
     """The state from the event log alone: the log is the source of truth (213)."""
-    state = engine.start_game(initial, initial.started_at).state
+    return rebuild_from(engine.start_game(initial, initial.started_at).state, events)
+
+
+def rebuild_from(state: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
+    """A snapshot brought up to date with the events logged after it."""
     for at, payload in events:
-        state = engine.decide(state, codec.event_from_data(payload), at).state
+        state = engine.decide(state, codec.event_from_data(payload), utc(at)).state
     return state
 
 
@@ -72,11 +76,16 @@ class Receipt:
 class Referee:
     """One game, bound to a store and a renderer."""
 
-    def __init__(self, store: Store, game_id: int, settings: Settings) -> None:
+    def __init__(self, store: Store, game_id: int, settings: Settings, render: bool = True) -> None:
         self.store = store
         self.game_id = game_id
         self.settings = settings
-        self.state = store.load(game_id)
+        # A replay that only wants the final state counts the mail it would send but does not
+        # render it; the decisions, and so the state, are the same either way.
+        self.render = render
+        self.queued = 0  # mails decided since this object was made, rendered or not
+        snapshot, seq = store.snapshot(game_id)
+        self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
         self.renderer = Renderer(
             settings.game.language,
             settings.game.timezone,
@@ -87,7 +96,9 @@ class Referee:
     # ----- creating and opening games -------------------------------------------------------
 
     @classmethod
-    def create(cls, store: Store, settings: Settings, started: datetime) -> Referee:
+    def create(
+        cls, store: Store, settings: Settings, started: datetime, render: bool = True
+    ) -> Referee:
         """A new game: the initial state, the opening mail to everyone, the first turn."""
         store.create_schema()
         started = utc(started)
@@ -95,11 +106,11 @@ class Referee:
         game_id = store.create_game(
             settings.game.name, settings.game.address, settings.game.language, initial, started
         )
-        referee = cls(store, game_id, settings)
+        referee = cls(store, game_id, settings, render)
         decision = engine.start_game(initial, started)
         with store.unit(game_id) as work:
             referee._emit(work, decision.effects, started, decision.state, inbound=None)
-            work.save_state(decision.state)
+            work.save_state(decision.state, force=True)
         referee.state = decision.state
         log.info("game %r created with %d players", settings.game.name, len(settings.players))
         return referee
@@ -112,6 +123,11 @@ class Referee:
                 f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'"
             )
         return cls(store, game_id, settings)
+
+    def checkpoint(self) -> None:
+        """Write a state snapshot now (at shutdown, or when a replay ends)."""
+        with self.store.unit(self.game_id) as work:
+            work.save_state(self.state, force=True)
 
     # ----- the clock ------------------------------------------------------------------------
 
@@ -217,6 +233,9 @@ class Referee:
         state: GameState,
         items: list[dict[str, Any]],
     ) -> int:
+        self.queued += 1
+        if not self.render:
+            return 1
         player = state.player(mail.sender)
         name = player.name if player else mail.sender_name
         rendered = self.renderer.render(
@@ -243,6 +262,9 @@ class Referee:
     def _reply_stranger(
         self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
     ) -> int:
+        self.queued += 1
+        if not self.render:
+            return 1
         rendered = self.renderer.render("stranger", {"subject": reply_subject(mail.subject)})
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
@@ -279,7 +301,12 @@ class Referee:
             recipients = _recipients(state, effect.to)
             if not recipients:
                 continue
+            self.queued += len(recipients)
+            if not self.render:
+                sent += len(recipients)
+                continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
+            body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
             root = outgoing.thread_root(game, address, effect.thread) if effect.thread else ""
             for player in recipients:
                 envelope = outgoing.Envelope(
@@ -299,7 +326,7 @@ class Referee:
                     envelope.message_id,
                     player.email,
                     effect.kind.value,
-                    outgoing.build(rendered, envelope),
+                    outgoing.build(body, envelope),
                     at,
                 )
                 sent += 1

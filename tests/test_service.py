@@ -119,7 +119,12 @@ def test_the_event_log_rebuilds_the_state(referee: Referee) -> None:
     referee.receive(mail(BOB, "APPEAL\nIs 20 too few?\nEND"), T0 + 10 * DAY)
     store = referee.store
     rebuilt = rebuild(store.initial(referee.game_id), store.events(referee.game_id))
-    assert rebuilt == referee.state == store.load(referee.game_id)
+    assert rebuilt == referee.state
+    reopened = Referee(store, referee.game_id, referee.settings)  # snapshot + later events
+    assert reopened.state == referee.state
+    referee.checkpoint()
+    snapshot, seq = store.snapshot(referee.game_id)
+    assert snapshot == referee.state and seq == len(store.events(referee.game_id))
 
 
 def test_message_ids_are_unique_and_stable(referee: Referee, settings: object) -> None:

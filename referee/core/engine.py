@@ -347,6 +347,21 @@ class _Step:
         if removes and count - 1 < 1:
             raise Refusal(Reason.NO_MUTABLE_LEFT)
 
+    def check_outcome(self, proposal: Proposal) -> None:
+        """Adopt the proposal on a scratch copy: the rules it leaves must still obey 115 and
+        210, with the cap the changed rules themselves set (111, 211)."""
+        scratch = _Step(self.state, self.now)
+        scratch.adopt(proposal)
+        self.check_state_limits(scratch.state)
+
+    def check_state_limits(self, state: GameState) -> None:
+        count = state.mutable_count
+        cap = params.effective(state)["max_mutable_rules"]
+        if count > cap:
+            raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
+        if count < 1:
+            raise Refusal(Reason.NO_MUTABLE_LEFT)
+
     def check_sets(self, kind: ProposalKind, sets: tuple[tuple[str, str], ...]) -> None:
         if not sets:
             return
@@ -394,6 +409,7 @@ class _Step:
             old_text=old_text,
             sets=sets,
         )
+        self.check_outcome(proposal)
         self.state = replace(
             self.state.with_proposal(proposal),
             next_proposal_number=number + 1,
@@ -445,6 +461,7 @@ class _Step:
         revised = replace(
             proposal, text=text, sets=sets, votes=(), revisions=proposal.revisions + 1
         )
+        self.check_outcome(revised)
         self.state = self.state.with_proposal(revised)
         self.circulate(NoticeKind.PROPOSAL_REVISED, revised)  # 112: votes cast are void
         return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
@@ -569,6 +586,7 @@ class _Step:
             if proposal.kind.on_amendment and rule.amendment(proposal.amendment_seq or 0) is None:
                 raise Refusal(Reason.UNKNOWN_AMENDMENT, amendment="")
         self.check_limits(proposal.kind, rule)
+        self.check_outcome(proposal)
 
     def dissent_bonus(self, ballots: dict[str, bool]) -> None:
         bonus = self.params()["dissent_bonus"]
@@ -757,6 +775,7 @@ class _Step:
             parameters=params.merge(rule.parameters, ((name, cmd.value.strip()),)),
             history=(*rule.history, entry),
         )
+        self.check_state_limits(self.state.with_rule(changed))
         rest = tuple(n for n in question.names if n != name)
         questions = tuple(
             (replace(q, names=rest) if q is question else q) for q in self.state.parameter_questions

@@ -3,6 +3,7 @@
 Every mail carries `Auto-Submitted` (auto-replied for replies, auto-generated for notices) so
 that well-behaved auto-responders stay quiet, and `In-Reply-To`/`References` so that a
 proposal's circulation, its reminders and its result thread together in a player's client.
+A notice to every player is rendered and encoded once; only the headers differ per recipient.
 """
 
 from __future__ import annotations
@@ -11,12 +12,19 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from email.headerregistry import Address
-from email.message import EmailMessage
-from email.policy import SMTP
-from email.utils import format_datetime
+from email.charset import QP, Charset
+from email.header import Header
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+from email.policy import compat32
+from email.utils import format_datetime, formataddr
 
 from referee.mail.render import Rendered
+
+_TEXT = Charset("utf-8")
+_TEXT.body_encoding = QP  # the plain part stays readable in a raw mbox
+_HTML = Charset("utf-8")  # base64: encoded in C, and the HTML part is the long one
+_NO_FOLDING = compat32.clone(max_line_length=0)  # the parts' own headers are all short
 
 
 @dataclass(frozen=True)
@@ -53,23 +61,51 @@ def thread_root(game: str, address: str, thread: str) -> str:
     return f"<{slug(game)}.{slug(thread)}@{domain_of(address)}>"
 
 
-def build(rendered: Rendered, envelope: Envelope) -> bytes:
-    message = EmailMessage()
-    message["From"] = Address(display_name=envelope.game, addr_spec=envelope.address)
-    message["To"] = Address(display_name=envelope.recipient_name, addr_spec=envelope.recipient)
-    message["Subject"] = rendered.subject
-    message["Date"] = format_datetime(envelope.at)
-    message["Message-ID"] = envelope.message_id
+def _header(text: str) -> str:
+    """An encoded, folded header value (RFC 2047 for anything beyond ASCII)."""
+    if text.isascii() and len(text) < 900 and "\n" not in text:
+        return text
+    return Header(text, "us-ascii" if text.isascii() else "utf-8").encode()
+
+
+class Body:
+    """A rendered mail's encoded MIME body, made once and reused for every recipient."""
+
+    def __init__(self, rendered: Rendered, seed: str) -> None:
+        self.subject = _header(rendered.subject)
+        outer = MIMEMultipart("alternative")
+        # A boundary derived from the content keeps replayed mail byte for byte the same.
+        outer.set_boundary("=_nomic_" + hashlib.sha256(seed.encode()).hexdigest()[:24])
+        outer.attach(MIMEText(rendered.text, "plain", _TEXT))  # type: ignore[arg-type]
+        outer.attach(MIMEText(rendered.html, "html", _HTML))  # type: ignore[arg-type]
+        flat = outer.as_bytes(policy=_NO_FOLDING)
+        head, _, self.payload = flat.partition(b"\n\n")
+        self.content_headers = [
+            line for line in head.split(b"\n") if not line.startswith(b"MIME-Version")
+        ]
+
+
+def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
+    body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
+    headers = [
+        ("From", formataddr((envelope.game, envelope.address), charset="utf-8")),
+        ("To", formataddr((envelope.recipient_name, envelope.recipient), charset="utf-8")),
+        ("Subject", body.subject),
+        ("Date", format_datetime(envelope.at)),
+        ("Message-ID", envelope.message_id),
+    ]
     if envelope.in_reply_to:
-        message["In-Reply-To"] = envelope.in_reply_to
+        headers.append(("In-Reply-To", envelope.in_reply_to))
     if envelope.references:
-        message["References"] = " ".join(envelope.references)
-    message["Auto-Submitted"] = envelope.auto
-    message["X-Auto-Response-Suppress"] = "All"
-    message["Precedence"] = "bulk" if envelope.auto == "auto-generated" else "auto_reply"
-    message.set_content(rendered.text)
-    message.add_alternative(rendered.html, subtype="html")
-    # A boundary derived from the Message-ID keeps replayed mail byte for byte the same.
-    digest = hashlib.sha256(envelope.message_id.encode()).hexdigest()[:24]
-    message.set_boundary(f"=_nomic_{digest}")
-    return message.as_bytes(policy=SMTP)
+        headers.append(("References", " ".join(envelope.references)))
+    headers += [
+        ("Auto-Submitted", envelope.auto),
+        ("X-Auto-Response-Suppress", "All"),
+        ("Precedence", "bulk" if envelope.auto == "auto-generated" else "auto_reply"),
+        ("MIME-Version", "1.0"),
+    ]
+    lines = [
+        f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
+        for name, value in headers
+    ]
+    return b"\r\n".join([*lines, *body.content_headers, b"", body.payload.replace(b"\n", b"\r\n")])

@@ -7,13 +7,14 @@ and bounces so that they are never answered.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email import policy
-from email.headerregistry import Address
-from email.message import EmailMessage, Message
+from email.header import Header, decode_header, make_header
+from email.message import Message
 from email.parser import BytesParser
 from email.utils import getaddresses, parsedate_to_datetime
 from html.parser import HTMLParser
@@ -42,9 +43,11 @@ class InboundMail:
         return strip_reply(self.body)
 
 
+_PARSER = BytesParser(policy=policy.compat32)  # lenient and fast; headers decoded below
+
+
 def parse_message(raw: bytes) -> InboundMail:
-    message = BytesParser(policy=policy.default).parsebytes(raw)
-    assert isinstance(message, EmailMessage)
+    message = _PARSER.parsebytes(raw)
     sender_name, sender = _sender(message)
     return InboundMail(
         message_id=_message_id(message, raw),
@@ -62,14 +65,32 @@ def parse_message(raw: bytes) -> InboundMail:
 
 
 def _header(message: Message, name: str) -> str:
-    try:
-        value = message.get(name)
-    except (ValueError, TypeError, IndexError):  # malformed header: the raw text is better
-        raw = message.get_all(name, failobj=[]) if hasattr(message, "get_all") else []
-        value = str(raw[0]) if raw else ""
+    """A header's text with RFC 2047 words decoded; a malformed one is kept as written."""
+    value = message.get(name)
     if value is None:
         return ""
-    return " ".join(str(value).split())
+    if isinstance(value, Header):  # raw 8-bit bytes in a header (RFC 6532)
+        text = "".join(_eight_bit(part, charset) for part, charset in decode_header(value))
+    else:
+        text = str(value)
+    if "=?" in text:
+        with contextlib.suppress(ValueError, LookupError, UnicodeError, TypeError):
+            text = str(make_header(decode_header(text)))
+    return " ".join(text.split())
+
+
+def _eight_bit(part: bytes | str, charset: str | None) -> str:
+    if isinstance(part, str):
+        return part
+    if charset and charset != "unknown-8bit":
+        try:
+            return part.decode(charset, "replace")
+        except LookupError:
+            pass
+    try:
+        return part.decode("utf-8")
+    except UnicodeDecodeError:
+        return part.decode("latin-1")
 
 
 def _message_id(message: Message, raw: bytes) -> str:
@@ -84,11 +105,8 @@ def _sender(message: Message) -> tuple[str, str]:
     value = _header(message, "From")
     pairs = getaddresses([value])
     for name, address in pairs:
-        if "@" in address:
-            try:
-                Address(addr_spec=address)
-            except (ValueError, IndexError):
-                continue
+        local, at, domain = address.strip().rpartition("@")
+        if at and local and "." in domain and not any(c.isspace() for c in address.strip()):
             return name, address.strip().lower()
     return "", ""
 
@@ -112,12 +130,7 @@ def _automatic(message: Message) -> bool:
         return True
     if _header(message, "Precedence").lower() in ("bulk", "junk", "list", "auto_reply"):
         return True
-    for name in ("X-Autoreply", "X-Autorespond", "X-Auto-Response-Suppress", "List-Id"):
-        if name == "X-Auto-Response-Suppress":
-            continue
-        if _header(message, name):
-            return True
-    return False
+    return any(_header(message, name) for name in ("X-Autoreply", "X-Autorespond", "List-Id"))
 
 
 def _bounce(message: Message, sender: str) -> bool:

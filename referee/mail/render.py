@@ -71,6 +71,8 @@ class Renderer:
         self._plain = self._environment(loader, autoescape=False, finalize=_plain_finalize)
         self._tokens = _Tokens()
         self._html = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
+        self._markdown = markdown.Markdown(extensions=["tables", "fenced_code", "sane_lists"])
+        self._converted: dict[str, str] = {}
 
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
@@ -111,7 +113,20 @@ class Renderer:
         self._tokens.values = []
         marked = self._html.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
-        return Rendered(_subject(subject), body.strip() + "\n", _to_html(marked, values))
+        return Rendered(
+            _subject(subject), body.strip() + "\n", _to_html(self._convert(marked), values)
+        )
+
+    def _convert(self, marked: str) -> str:
+        """Markdown to HTML, cached: the input holds only tokens, never a player's words, so
+        it depends on a template's shape alone and repeats from mail to mail."""
+        converted = self._converted.get(marked)
+        if converted is None:
+            if len(self._converted) >= 2048:
+                self._converted.clear()
+            converted = self._markdown.reset().convert(marked)
+            self._converted[marked] = converted
+        return converted
 
 
 _SUBJECT = "#subject"
@@ -148,8 +163,7 @@ def _subject(line: str) -> str:
     return " ".join(line.split())
 
 
-def _to_html(marked: str, values: list[str]) -> str:
-    converted = markdown.markdown(marked, extensions=["tables", "fenced_code", "sane_lists"])
+def _to_html(converted: str, values: list[str]) -> str:
     parts = re.split(r"(<pre>.*?</pre>)", converted, flags=re.S)
     out: list[str] = []
     for part in parts:

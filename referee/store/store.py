@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import bindparam, func, insert, inspect, update
 from sqlalchemy import event as sa_event
-from sqlalchemy import func, inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
@@ -21,6 +21,8 @@ from sqlmodel import Session, SQLModel, col, create_engine, select
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
 from referee.store.tables import EventRow, GameRow, InboundRow, OutboxRow, StrangerRow
+
+SNAPSHOT_EVERY = 100  # events between state snapshots
 
 
 class StoreError(RuntimeError):
@@ -99,12 +101,13 @@ class Store:
             assert row.id is not None
             return row.id
 
-    def load(self, game_id: int) -> GameState:
+    def snapshot(self, game_id: int) -> tuple[GameState, int]:
+        """The latest state snapshot and the sequence number of the last event it includes."""
         with Session(self.engine) as session:
             row = session.get(GameRow, game_id)
             if row is None:
                 raise StoreError(f"no game {game_id}")
-            return load_state(row.state)
+            return load_state(row.state), row.snapshot_seq
 
     def initial(self, game_id: int) -> GameState:
         with Session(self.engine) as session:
@@ -113,10 +116,12 @@ class Store:
                 raise StoreError(f"no game {game_id}")
             return load_state(row.initial_state)
 
-    def events(self, game_id: int) -> list[tuple[datetime, dict[str, Any]]]:
+    def events(self, game_id: int, after: int = 0) -> list[tuple[datetime, dict[str, Any]]]:
         with Session(self.engine) as session:
             rows = session.exec(
-                select(EventRow).where(EventRow.game_id == game_id).order_by(col(EventRow.seq))
+                select(EventRow)
+                .where(EventRow.game_id == game_id, EventRow.seq > after)
+                .order_by(col(EventRow.seq))
             ).all()
             return [(r.at, json.loads(r.payload)) for r in rows]
 
@@ -142,89 +147,132 @@ class Store:
             work = UnitOfWork(session, game_id)
             try:
                 yield work
+                work.flush()
                 session.commit()
             except BaseException:
                 session.rollback()
                 raise
 
 
+_TABLES = SQLModel.metadata.tables
+_INBOUND_T, _EVENTS_T = _TABLES[InboundRow.__tablename__], _TABLES[EventRow.__tablename__]
+_GAMES_T, _OUTBOX_T = _TABLES[GameRow.__tablename__], _TABLES[OutboxRow.__tablename__]
+_STRANGERS_T = _TABLES[StrangerRow.__tablename__]
+_INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _STRANGERS_T.c
+
+# Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
+_SEEN = select(_INBOUND.id).where(
+    _INBOUND.game_id == bindparam("g"), _INBOUND.message_id == bindparam("m")
+)
+_LAST_SEQ = select(func.max(_EVENTS.seq)).where(_EVENTS.game_id == bindparam("g"))
+_SNAPSHOT_SEQ = select(_GAMES.snapshot_seq).where(_GAMES.id == bindparam("g"))
+_GAME_UPDATE = update(_GAMES_T).where(_GAMES.id == bindparam("g"))
+_SAVE_COUNT = _GAME_UPDATE.values(events=bindparam("e"))
+_SAVE_SNAPSHOT = _GAME_UPDATE.values(
+    events=bindparam("e"), state=bindparam("s"), snapshot_seq=bindparam("q")
+)
+_NOTED = select(_STRANGERS.id).where(
+    _STRANGERS.game_id == bindparam("g"),
+    _STRANGERS.address == bindparam("a"),
+    _STRANGERS.day == bindparam("d"),
+)
+_INSERT_INBOUND = insert(_INBOUND_T)
+_INSERT_EVENT = insert(_EVENTS_T)
+_INSERT_OUTBOX = insert(_OUTBOX_T)
+_INSERT_STRANGER = insert(_STRANGERS_T)
+
+
 class UnitOfWork:
-    """What one processed mail or tick writes, committed together."""
+    """What one processed mail or tick writes, committed together.
+
+    Writes are prebuilt SQL statements (SQLAlchemy Core) run in the session's transaction:
+    the rows are never read back, so the ORM's identity map would only cost time.
+    """
 
     def __init__(self, session: Session, game_id: int) -> None:
         self.session = session
         self.game_id = game_id
         self._seq: int | None = None
+        self._outbox: list[dict[str, Any]] = []
+
+    def flush(self) -> None:
+        """Write the queued outbox rows in one statement (called before the commit)."""
+        if self._outbox:
+            self.session.connection().execute(_INSERT_OUTBOX, self._outbox)
+            self._outbox = []
+
+    def _run(self, statement: Any, params: dict[str, Any]) -> Any:
+        return self.session.connection().execute(statement, params)
 
     def seen(self, message_id: str) -> bool:
-        found = self.session.exec(
-            select(InboundRow.id).where(
-                InboundRow.game_id == self.game_id, InboundRow.message_id == message_id
-            )
-        ).first()
-        return found is not None
+        return self._run(_SEEN, {"g": self.game_id, "m": message_id}).first() is not None
 
     def record_inbound(
         self, message_id: str, sender: str, at: datetime, status: str, note: str = ""
     ) -> None:
-        self.session.add(
-            InboundRow(
-                game_id=self.game_id,
-                message_id=message_id,
-                sender=sender,
-                received_at=at,
-                status=status,
-                note=note[:500],
-            )
+        self._run(
+            _INSERT_INBOUND,
+            {
+                "game_id": self.game_id,
+                "message_id": message_id,
+                "sender": sender,
+                "received_at": at,
+                "status": status,
+                "note": note[:500],
+            },
         )
+
+    def last_seq(self) -> int:
+        if self._seq is None:
+            self._seq = int(self._run(_LAST_SEQ, {"g": self.game_id}).scalar() or 0)
+        return self._seq
 
     def append_event(self, payload: dict[str, Any], at: datetime, message_id: str | None) -> None:
-        if self._seq is None:
-            last = self.session.exec(
-                select(func.max(EventRow.seq)).where(EventRow.game_id == self.game_id)
-            ).one()
-            self._seq = int(last or 0)
-        self._seq += 1
-        self.session.add(
-            EventRow(
-                game_id=self.game_id,
-                seq=self._seq,
-                at=at,
-                message_id=message_id,
-                payload=json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-            )
+        self._seq = self.last_seq() + 1
+        self._run(
+            _INSERT_EVENT,
+            {
+                "game_id": self.game_id,
+                "seq": self._seq,
+                "at": at,
+                "message_id": message_id,
+                "payload": json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
+            },
         )
 
-    def save_state(self, state: GameState) -> None:
-        row = self.session.get(GameRow, self.game_id)
-        assert row is not None
-        row.state = dump_state(state)
-        row.events = state.events
-        self.session.add(row)
+    def save_state(self, state: GameState, force: bool = False) -> None:
+        """Snapshot the state every SNAPSHOT_EVERY events; the event log covers the gap."""
+        seq = self.last_seq()
+        if not force:
+            snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
+            force = seq - snapshot_seq >= SNAPSHOT_EVERY
+        if force:
+            snapshot = {"g": self.game_id, "e": state.events, "s": dump_state(state), "q": seq}
+            self._run(_SAVE_SNAPSHOT, snapshot)
+        else:
+            self._run(_SAVE_COUNT, {"g": self.game_id, "e": state.events})
 
     def enqueue(self, message_id: str, recipient: str, kind: str, raw: bytes, at: datetime) -> None:
-        self.session.add(
-            OutboxRow(
-                game_id=self.game_id,
-                message_id=message_id,
-                recipient=recipient,
-                kind=kind,
-                created_at=at,
-                raw=raw,
-                next_attempt_at=at,
-            )
+        self._outbox.append(
+            {
+                "game_id": self.game_id,
+                "message_id": message_id,
+                "recipient": recipient,
+                "kind": kind,
+                "created_at": at,
+                "raw": raw,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": at,
+                "sent_at": None,
+                "last_error": "",
+            }
         )
 
     def first_note_today(self, address: str, day: str) -> bool:
         """True once per address and day: a stranger gets at most one short note a day."""
-        found = self.session.exec(
-            select(StrangerRow.id).where(
-                StrangerRow.game_id == self.game_id,
-                StrangerRow.address == address,
-                StrangerRow.day == day,
-            )
-        ).first()
-        if found is not None:
+        params = {"g": self.game_id, "a": address, "d": day}
+        if self._run(_NOTED, params).first() is not None:
             return False
-        self.session.add(StrangerRow(game_id=self.game_id, address=address, day=day))
+        self._run(_INSERT_STRANGER, {"game_id": self.game_id, "address": address, "day": day})
         return True

@@ -21,7 +21,8 @@ class GameRow(SQLModel, table=True):
     language: str
     created_at: datetime
     initial_state: str = Field(sa_column=Column(Text, nullable=False))
-    state: str = Field(sa_column=Column(Text, nullable=False))
+    state: str = Field(sa_column=Column(Text, nullable=False))  # a snapshot, at `snapshot_seq`
+    snapshot_seq: int = 0  # the last event folded into `state`; later events are replayed on load
     events: int = 0
 
 
