@@ -80,3 +80,14 @@ def test_bad_files(tmp_path: Path, text: str, message: str) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "absent.toml")
+
+
+def test_the_documented_example_config_loads(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "deploy" / "config.example.toml"
+    settings = load_settings(example)
+    assert settings.game.name == "Nomic del Re" and settings.king.email == "ada@example.org"
+    documented = example.read_text(encoding="utf-8")
+    from referee.core.params import SPECS
+
+    for spec in SPECS:  # every parameter is documented with its default
+        assert f"# {spec.name} = {spec.default}" in documented

@@ -424,3 +424,16 @@ def test_queries_answer_with_rule_history_and_new_numbers() -> None:
     events = [(h["number"], h["event"]) for h in history.data["rule"]["history"]]
     assert events == [(202, "initial"), (301, "amended")]
     assert game.do(Query(BOB, QueryKind.STATUS)).data["player"] == "Ada Lovelace"
+
+
+def test_a_cap_below_the_rules_in_force_is_refused_and_rechecked() -> None:
+    game = Game()
+    refused = game.do(
+        Propose(CARLA, K.AMEND, target=210, text="At most 10.", sets=(("max_mutable_rules", "10"),))
+    )
+    assert refused.code == "too_many_mutable" and refused.data["cap"] == 10
+    assert game.state.next_proposal_number == 301
+    ok = game.do(
+        Propose(CARLA, K.AMEND, target=210, text="At most 15.", sets=(("max_mutable_rules", "15"),))
+    )
+    assert ok.ok
