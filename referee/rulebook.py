@@ -134,20 +134,43 @@ def load_folder(folder: Path) -> Ruleset:
     )
 
 
-_NUMBERED = re.compile(r"^\s*(\d{1,6})\.\s+(\S.*)$")
+_SECTION = re.compile(r"^\s*(?:[•*-]\s+)?(§\s*)?(-?\d+(?:\.\d+)*)\.?\s+(\S.*)$")
 
 
 def load_document(path: Path, language: str) -> Ruleset:
-    """A text of numbered paragraphs (`101. ...`); 100s immutable, the rest mutable (102)."""
-    rules: list[Rule] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        match = _NUMBERED.match(line)
+    """A text of numbered paragraphs, taken in as a game's initial rules.
+
+    Two shapes are read. Nomic's own (`101. ...`): each number is the rule's, the 100s
+    immutable and the rest mutable (102). A code of laws (`§ 2.2.1. ...`, nested, with bullets,
+    a preamble, even the same label twice): every section becomes a mutable rule numbered
+    1, 2, 3 ... in document order, keeping its label (`§ 2.2.1`) as the rule's title; the
+    preamble, if any, is rule 1.
+    """
+    text = path.read_text(encoding="utf-8")
+    sections: list[tuple[str, str]] = []  # (label, text)
+    preamble: list[str] = []
+    for line in text.splitlines():
+        match = _SECTION.match(line)
         if match:
-            number = int(match.group(1))
-            rules.append(Rule(number, number, number >= 200, match.group(2).strip()))
-        elif rules and line.strip() and line.startswith((" ", "\t")):
-            last = rules[-1]
-            rules[-1] = Rule(last.identity, last.number, last.mutable, last.text + "\n" + line)
+            label = ("§ " if match.group(1) else "") + match.group(2)
+            sections.append((label, match.group(3).strip()))
+        elif line.strip():
+            if sections:
+                label, body = sections[-1]
+                sections[-1] = (label, body + "\n" + line.strip())
+            else:
+                preamble.append(line.strip())
+    nomic = bool(sections) and all(re.fullmatch(r"\d{3}", label) for label, _ in sections)
+    rules: list[Rule] = []
+    if nomic:
+        for label, body in sections:
+            number = int(label)
+            rules.append(Rule(number, number, number >= 200, body))
+    else:
+        numbered = [("", "\n".join(preamble))] if preamble else []
+        for index, (label, body) in enumerate([*numbered, *sections], start=1):
+            title = label or "preamble"
+            rules.append(Rule(index, index, True, body, title=title))
     return _checked(Ruleset(path.stem, language, tuple(rules), str(path)))
 
 

@@ -66,3 +66,43 @@ def test_a_numbered_document_is_taken_in() -> None:
     ruleset = rulebook.load(str(SEED), "it")
     assert len(ruleset.rules) == 32 and ruleset.rules[0].number == 101
     assert data_folder("templates").is_dir()
+
+
+def test_a_code_of_laws_is_taken_in_and_played() -> None:
+    """The Finnish club's laws: preamble, nested § labels, one label twice, the long s."""
+    from referee.core import engine
+    from referee.core.events import Outcome, Propose, Query, QueryKind
+    from referee.core.model import GameState, ProposalKind
+    from tests.helpers import ADA, PLAYERS, T0
+
+    laws = Path(__file__).resolve().parents[1] / "tests" / "data" / "dalmuti-laws.txt"
+    ruleset = rulebook.load(str(laws), "en")
+    rules = ruleset.rules
+    assert rules[0].title == "preamble" and "Peliſäännöt" in rules[0].text
+    assert [r.title for r in rules[1:4]] == ["§ -1", "-1.1", "§ 1"]
+    twins = [r for r in rules if r.title == "§ 2.2.2.10.1"]
+    assert len(twins) == 2 and twins[0].text != twins[1].text  # both kept, told apart
+    assert all(r.mutable for r in rules) and len(rules) == 59
+    assert any("♦" in r.text for r in rules)
+    state = GameState(
+        name="Dalmuti",
+        language="en",
+        started_at=T0,
+        players=PLAYERS,
+        king=ADA,
+        rules=ruleset.at(T0),
+        house_parameters=(("max_mutable_rules", "100"),),
+    )
+    state = engine.start_game(state, T0).state
+    amend = Propose(
+        state.turn_player or "",
+        ProposalKind.AMEND,
+        target=twins[1].number,
+        text="Jokainen käyttämätön häpeäpaalu on -2 pisteen arvoinen.",
+    )
+    decision = engine.decide(state, amend, T0)
+    accepted = decision.effects[0]
+    assert isinstance(accepted, Outcome) and accepted.ok
+    found = engine.decide(decision.state, Query(ADA, QueryKind.RULE, twins[0].number), T0)
+    answer = found.effects[0]
+    assert isinstance(answer, Outcome) and answer.data["rule"]["title"] == "§ 2.2.2.10.1"
