@@ -102,6 +102,52 @@ def init(config: ConfigArg) -> None:
 
 
 @app.command()
+def run(
+    config: ConfigArg,
+    once: Annotated[
+        bool, typer.Option("--once", help="process the inbox, deadlines and outbox, then exit")
+    ] = False,
+    now: Annotated[
+        str | None, typer.Option(help="the time to act at (ISO 8601; with --once)")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every mail")] = False,
+) -> None:
+    """The service: watch the inbox, fire deadlines, send mail, until stopped."""
+    import asyncio
+
+    from referee.runner import Service
+
+    logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
+    settings = settings_from(config)
+    moment = parse_time(now, "--now")
+    if moment is not None and not once:
+        fail("--now goes with --once")
+    store = Store(settings.database_url)
+    try:
+        service = Service(settings, store)
+        if once:
+            done = service.run_once(moment)
+            typer.echo(
+                f"processed {done.processed} mail(s), {done.failed} set aside; "
+                f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
+                f"undeliverable {done.undeliverable}"
+            )
+            if done.failed:
+                raise typer.Exit(1)
+        else:
+            asyncio.run(service.run_forever())
+    except (StoreError, OSError) as exc:
+        fail(str(exc))
+    except typer.Exit:
+        raise
+    except Exception as exc:  # never a traceback: the log has the detail
+        logging.getLogger("referee").debug("run failed", exc_info=True)
+        fail(f"{exc.__class__.__name__}: {exc}")
+    finally:
+        store.close()
+
+
+@app.command()
 def status(
     config: ConfigArg,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,

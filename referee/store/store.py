@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, inspect, update
+from sqlalchemy import bindparam, delete, func, insert, inspect, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
@@ -20,7 +20,14 @@ from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
-from referee.store.tables import EventRow, GameRow, InboundRow, OutboxRow, StrangerRow
+from referee.store.tables import (
+    EventRow,
+    GameRow,
+    InboundRow,
+    MailboxRow,
+    OutboxRow,
+    StrangerRow,
+)
 
 SNAPSHOT_EVERY = 100  # events between state snapshots
 
@@ -49,7 +56,8 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    # Times are stored as UTC; the session's time zone must not shift them.
+    return create_engine(url, pool_pre_ping=True, connect_args={"options": "-c timezone=UTC"})
 
 
 def dump_state(state: GameState) -> str:
@@ -134,6 +142,115 @@ class Store:
                 query = query.where(OutboxRow.status == status)
             return list(session.exec(query).all())
 
+    # ----- the outbox worker's side ---------------------------------------------------------
+
+    def due(self, game_id: int, now: datetime, limit: int = 500) -> list[OutboxRow]:
+        """Pending mail whose next attempt is due, oldest first."""
+        with Session(self.engine) as session:
+            query = (
+                select(OutboxRow)
+                .where(
+                    OutboxRow.game_id == game_id,
+                    OutboxRow.status == "pending",
+                    col(OutboxRow.next_attempt_at) <= now,
+                )
+                .order_by(col(OutboxRow.id))
+                .limit(limit)
+            )
+            return list(session.exec(query).all())
+
+    def next_attempt(self, game_id: int) -> datetime | None:
+        with Session(self.engine) as session:
+            found = session.exec(
+                select(func.min(OutboxRow.next_attempt_at)).where(
+                    OutboxRow.game_id == game_id, OutboxRow.status == "pending"
+                )
+            ).one()
+            return found if isinstance(found, datetime) else None
+
+    def mark_outbox(
+        self,
+        row_id: int,
+        status: str,
+        attempts: int,
+        at: datetime,
+        next_attempt: datetime | None = None,
+        error: str = "",
+    ) -> None:
+        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time."""
+        with Session(self.engine) as session:
+            session.execute(
+                update(_OUTBOX_T)
+                .where(_OUTBOX_T.c.id == row_id)
+                .values(
+                    status=status,
+                    attempts=attempts,
+                    sent_at=at if status == "sent" else None,
+                    next_attempt_at=next_attempt,
+                    last_error=error[:500],
+                )
+            )
+            session.commit()
+
+    def counts(self, game_id: int) -> dict[str, int]:
+        """How many outbox rows are in each status, and how many mails were quarantined."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(OutboxRow.status, func.count())
+                .where(OutboxRow.game_id == game_id)
+                .group_by(OutboxRow.status)
+            ).all()
+            out = {str(status): int(n) for status, n in rows}
+            out["quarantined"] = int(
+                session.exec(
+                    select(func.count())
+                    .select_from(InboundRow)
+                    .where(InboundRow.game_id == game_id, InboundRow.status == "quarantined")
+                ).one()
+            )
+            return out
+
+    def mailbox(self, game_id: int, folder: str) -> tuple[int, int]:
+        """The UIDVALIDITY and last UID recorded for a folder (0, 0 when new)."""
+        with Session(self.engine) as session:
+            row = session.exec(
+                select(MailboxRow).where(MailboxRow.game_id == game_id, MailboxRow.folder == folder)
+            ).first()
+            return (row.uidvalidity, row.last_uid) if row else (0, 0)
+
+    def save_mailbox(self, game_id: int, folder: str, uidvalidity: int, last_uid: int) -> None:
+        with Session(self.engine) as session:
+            row = session.exec(
+                select(MailboxRow).where(MailboxRow.game_id == game_id, MailboxRow.folder == folder)
+            ).first()
+            row = row or MailboxRow(game_id=game_id, folder=folder)
+            row.uidvalidity, row.last_uid = uidvalidity, last_uid
+            session.add(row)
+            session.commit()
+
+    def record_failure(
+        self, game_id: int, message_id: str, sender: str, at: datetime, error: str
+    ) -> None:
+        """A message that made processing fail: kept in the quarantine folder, noted here."""
+        with Session(self.engine) as session:
+            exists = session.exec(
+                select(InboundRow).where(
+                    InboundRow.game_id == game_id, InboundRow.message_id == message_id
+                )
+            ).first()
+            if exists is None:
+                session.add(
+                    InboundRow(
+                        game_id=game_id,
+                        message_id=message_id,
+                        sender=sender,
+                        received_at=at,
+                        status="quarantined",
+                        note=error[:500],
+                    )
+                )
+                session.commit()
+
     def inbound_count(self, game_id: int) -> int:
         with Session(self.engine) as session:
             count = session.exec(
@@ -162,7 +279,14 @@ _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _
 
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
 _SEEN = select(_INBOUND.id).where(
-    _INBOUND.game_id == bindparam("g"), _INBOUND.message_id == bindparam("m")
+    _INBOUND.game_id == bindparam("g"),
+    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.status != "quarantined",  # a message put back after a fix is processed again
+)
+_FORGET_QUARANTINED = delete(_INBOUND_T).where(
+    _INBOUND.game_id == bindparam("g"),
+    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.status == "quarantined",
 )
 _LAST_SEQ = select(func.max(_EVENTS.seq)).where(_EVENTS.game_id == bindparam("g"))
 _SNAPSHOT_SEQ = select(_GAMES.snapshot_seq).where(_GAMES.id == bindparam("g"))
@@ -210,6 +334,7 @@ class UnitOfWork:
     def record_inbound(
         self, message_id: str, sender: str, at: datetime, status: str, note: str = ""
     ) -> None:
+        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "m": message_id})
         self._run(
             _INSERT_INBOUND,
             {

@@ -76,3 +76,16 @@ class StrangerRow(SQLModel, table=True):
     game_id: int = Field(foreign_key="games.id", index=True)
     address: str
     day: str
+
+
+class MailboxRow(SQLModel, table=True):
+    """The IMAP folder a game reads, with the UIDVALIDITY and the highest UID seen."""
+
+    __tablename__ = "mailboxes"
+    __table_args__ = (UniqueConstraint("game_id", "folder"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    folder: str
+    uidvalidity: int = 0
+    last_uid: int = 0

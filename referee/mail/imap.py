@@ -1,0 +1,220 @@
+"""IMAP intake with aioimaplib: IDLE for push, polling as fallback, reconnect with backoff.
+
+Serves every mail command (rules 103-215). A message is fetched with BODY.PEEK[] (it stays
+unseen), processed and committed, and only then moved to the `Processed` folder. A message
+that makes processing fail is moved to `Quarantine`. Nothing is ever deleted. UIDVALIDITY and
+the highest UID seen are recorded; since processed mail leaves the INBOX and duplicates are
+recognised by Message-ID, a UIDVALIDITY change only needs to be logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import re
+import ssl
+from collections.abc import Awaitable, Callable
+
+from aioimaplib import aioimaplib
+
+from referee.config import ImapConfig
+
+log = logging.getLogger("referee.imap")
+
+BATCH = 100  # messages fetched per UID FETCH
+Handler = Callable[[bytes], Awaitable[None]]  # raises when the message could not be processed
+Failure = Callable[[bytes, Exception], Awaitable[None]]
+
+
+class ImapError(ConnectionError):
+    """The IMAP server refused or dropped what the referee asked."""
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check(response: aioimaplib.Response, what: str) -> aioimaplib.Response:
+    if response.result != "OK":
+        detail = b" ".join(bytes(x) for x in response.lines[-1:]).decode(errors="replace")
+        raise ImapError(f"{what}: {response.result} {detail}")
+    return response
+
+
+def parse_fetch(lines: list[bytes | bytearray]) -> list[tuple[int, bytes]]:
+    """UID and raw message of each item of a `UID FETCH (UID BODY.PEEK[])` answer."""
+    found: list[tuple[int, bytes]] = []
+    pending_uid: int | None = None
+    literal: bytes | None = None
+    for line in lines:
+        if isinstance(line, bytearray):
+            literal = bytes(line)
+            if pending_uid is not None:
+                found.append((pending_uid, literal))
+                pending_uid, literal = None, None
+            continue
+        match = re.search(rb"UID (\d+)", line)
+        if b"FETCH" in line:
+            pending_uid = int(match.group(1)) if match else None
+            literal = None
+        elif match and literal is not None:  # UID given after the literal
+            found.append((int(match.group(1)), literal))
+            literal = None
+    return found
+
+
+class ImapInbox:
+    """One connection to the referee's mailbox."""
+
+    def __init__(self, config: ImapConfig) -> None:
+        self.config = config
+        self.client: aioimaplib.IMAP4 | None = None
+        self.uidvalidity = 0
+        self.can_idle = False
+        self.can_move = False
+
+    def _context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=self.config.ca_file or None)
+
+    async def connect(self) -> None:
+        c = self.config
+        if c.security == "none" and not _is_loopback(c.host):
+            raise ImapError("security = 'none' is allowed only on a loopback address")
+        if c.security == "tls":
+            client: aioimaplib.IMAP4 = aioimaplib.IMAP4_SSL(
+                host=c.host, port=c.port, ssl_context=self._context(), timeout=30
+            )
+        else:
+            client = aioimaplib.IMAP4(host=c.host, port=c.port, timeout=30)
+        await client.wait_hello_from_server()
+        if c.security == "starttls":
+            await self._starttls(client)
+        _check(await client.login(c.username, c.password), "LOGIN")
+        self.client = client
+        await self._capabilities()
+        for folder in (c.processed, c.quarantine):
+            response = await client.create(folder)
+            if (
+                response.result != "OK"
+                and b"exists" not in b" ".join(bytes(x) for x in response.lines).lower()
+            ):
+                raise ImapError(f"CREATE {folder}: {response.result}")
+        selected = _check(await client.select(c.folder), f"SELECT {c.folder}")
+        for line in selected.lines:
+            found = re.search(rb"UIDVALIDITY (\d+)", bytes(line))
+            if found:
+                self.uidvalidity = int(found.group(1))
+        log.info(
+            "connected to %s:%d, folder %s, UIDVALIDITY %d, IDLE %s",
+            c.host,
+            c.port,
+            c.folder,
+            self.uidvalidity,
+            "yes" if self.can_idle else "no",
+        )
+
+    async def _starttls(self, client: aioimaplib.IMAP4) -> None:
+        """aioimaplib has no STARTTLS of its own: send it, then upgrade the transport."""
+        protocol = client.protocol
+        command = aioimaplib.Command("STARTTLS", protocol.new_tag(), loop=protocol.loop)
+        _check(await protocol.execute(command), "STARTTLS")
+        loop = asyncio.get_running_loop()
+        transport = await loop.start_tls(
+            protocol.transport, protocol, self._context(), server_hostname=self.config.host
+        )
+        protocol.transport = transport
+        await protocol.capability()
+
+    async def _capabilities(self) -> None:
+        assert self.client is not None
+        await self.client.protocol.capability()
+        self.can_idle = self.client.has_capability("IDLE")
+        self.can_move = self.client.has_capability("MOVE")
+
+    async def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(TimeoutError, aioimaplib.AioImapException, OSError):
+                await asyncio.wait_for(client.logout(), 5)
+
+    async def waiting_uids(self) -> list[int]:
+        assert self.client is not None
+        response = _check(await self.client.uid_search("ALL", charset=None), "UID SEARCH")
+        uids: list[int] = []
+        for line in response.lines:
+            text = bytes(line).decode(errors="replace")
+            if text and all(part.isdigit() for part in text.split()):
+                uids += [int(part) for part in text.split()]
+        return sorted(uids)
+
+    async def fetch(self, uids: list[int]) -> list[tuple[int, bytes]]:
+        assert self.client is not None
+        uid_set = ",".join(str(u) for u in uids)
+        response = _check(await self.client.uid("fetch", uid_set, "(UID BODY.PEEK[])"), "UID FETCH")
+        return parse_fetch(response.lines)
+
+    async def move(self, uid: int, folder: str) -> None:
+        assert self.client is not None
+        if self.can_move:
+            _check(await self.client.uid("move", str(uid), folder), f"UID MOVE {folder}")
+            return
+        _check(await self.client.uid("copy", str(uid), folder), f"UID COPY {folder}")
+        _check(await self.client.uid("store", str(uid), "+FLAGS", r"(\Deleted)"), "UID STORE")
+        if self.client.has_capability("UIDPLUS"):
+            _check(await self.client.uid("expunge", str(uid)), "UID EXPUNGE")
+        else:
+            _check(await self.client.expunge(), "EXPUNGE")
+
+    async def drain(self, handle: Handler, on_failure: Failure) -> tuple[int, int]:
+        """Process what waits in the folder, in batches; returns (processed, last UID)."""
+        done, last = 0, 0
+        uids = await self.waiting_uids()
+        for start in range(0, len(uids), BATCH):
+            for uid, raw in await self.fetch(uids[start : start + BATCH]):
+                try:
+                    await handle(raw)
+                except Exception as exc:  # never lose it: set it aside and say why
+                    log.exception("message UID %d failed; moved to %s", uid, self.config.quarantine)
+                    await on_failure(raw, exc)
+                    await self.move(uid, self.config.quarantine)
+                    continue
+                await self.move(uid, self.config.processed)  # only after the commit
+                done += 1
+                last = max(last, uid)
+        return done, last
+
+    async def wait_for_mail(self, stop: asyncio.Event) -> None:
+        """Until new mail may have arrived: IDLE when the server has it, else a poll interval."""
+        assert self.client is not None
+        if not self.can_idle:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.config.poll_seconds)
+            return
+        idle = await self.client.idle_start(timeout=self.config.idle_seconds)
+        try:
+            while not stop.is_set():
+                waiter = asyncio.ensure_future(self.client.wait_server_push())
+                stopper = asyncio.ensure_future(stop.wait())
+                done, _ = await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                stopper.cancel()
+                if waiter not in done:
+                    waiter.cancel()
+                    break
+                push = waiter.result()
+                if push == aioimaplib.STOP_WAIT_SERVER_PUSH:
+                    break  # the IDLE timeout: renew it
+                if any(
+                    b"EXISTS" in bytes(line) for line in push if isinstance(line, bytes | bytearray)
+                ):
+                    break
+        finally:
+            self.client.idle_done()
+            with contextlib.suppress(TimeoutError, aioimaplib.AioImapException):
+                await asyncio.wait_for(idle, 10)

@@ -1,0 +1,151 @@
+"""The outbox worker: sends queued mail with aiosmtplib (rules 107, 203, 205 reach the players).
+
+Connections are reused, at most `concurrency` at once. A 4xx answer, a timeout or a dropped
+connection is retried with exponential backoff; a 5xx answer is recorded as a permanent failure.
+A crash between the server's 250 and the record of it may at worst send the same Message-ID
+again, which mail clients show once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import aiosmtplib
+
+from referee.config import SmtpConfig
+from referee.store.store import Store
+from referee.store.tables import OutboxRow
+
+log = logging.getLogger("referee.smtp")
+
+BACKOFF_FIRST = 30.0  # seconds before the first retry
+BACKOFF_MAX = 3600.0  # never wait longer than an hour between tries
+
+
+def backoff(attempts: int, first: float = BACKOFF_FIRST) -> timedelta:
+    return timedelta(seconds=min(BACKOFF_MAX, first * 2 ** max(0, attempts - 1)))
+
+
+def tls_context(ca_file: str) -> ssl.SSLContext:
+    """Certificates are always checked: the system's roots, or the CA file the config names."""
+    return ssl.create_default_context(cafile=ca_file or None)
+
+
+@dataclass
+class Tally:
+    sent: int = 0
+    deferred: int = 0
+    failed: int = 0
+
+
+class Postman:
+    """Sends one game's due outbox rows."""
+
+    def __init__(
+        self,
+        store: Store,
+        game_id: int,
+        config: SmtpConfig,
+        sender: str,
+        first_backoff: float = BACKOFF_FIRST,
+    ) -> None:
+        self.store = store
+        self.game_id = game_id
+        self.config = config
+        self.sender = sender
+        self.first_backoff = first_backoff
+
+    def _client(self) -> aiosmtplib.SMTP:
+        c = self.config
+        return aiosmtplib.SMTP(
+            hostname=c.host,
+            port=c.port,
+            use_tls=c.security == "tls",
+            start_tls=c.security == "starttls",
+            tls_context=tls_context(c.ca_file) if c.security != "none" else None,
+            timeout=c.timeout,
+        )
+
+    async def deliver_due(self, now: datetime | None = None) -> Tally:
+        """Send every row that is due now; returns how many went, waited, or failed for good."""
+        moment = now or datetime.now(UTC)
+        rows = await asyncio.to_thread(self.store.due, self.game_id, moment)
+        tally = Tally()
+        if not rows:
+            return tally
+        queues: list[list[OutboxRow]] = [[] for _ in range(max(1, self.config.concurrency))]
+        for index, row in enumerate(rows):
+            queues[index % len(queues)].append(row)
+        await asyncio.gather(*(self._send_queue(q, tally) for q in queues if q))
+        log.info(
+            "outbox: %d sent, %d deferred, %d failed", tally.sent, tally.deferred, tally.failed
+        )
+        return tally
+
+    async def _send_queue(self, rows: list[OutboxRow], tally: Tally) -> None:
+        client: aiosmtplib.SMTP | None = None
+        try:
+            for row in rows:
+                try:
+                    if client is None or not client.is_connected:
+                        client = self._client()
+                        await client.connect()
+                        if self.config.username:
+                            await client.login(self.config.username, self.config.password)
+                    await client.sendmail(self.sender, [row.recipient], row.raw)
+                except aiosmtplib.SMTPResponseException as exc:
+                    if 500 <= exc.code < 600:
+                        await self._record(row, "failed", f"{exc.code} {exc.message}")
+                        tally.failed += 1
+                    else:
+                        await self._retry(row, f"{exc.code} {exc.message}")
+                        tally.deferred += 1
+                    if exc.code in (421,) and client is not None:
+                        client = None  # the server is closing the connection
+                    continue
+                except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+                    await self._retry(row, f"{exc.__class__.__name__}: {exc}")
+                    tally.deferred += 1
+                    client = None
+                    continue
+                await self._record(row, "sent")
+                tally.sent += 1
+        finally:
+            if client is not None and client.is_connected:
+                try:
+                    await client.quit()
+                except (aiosmtplib.SMTPException, OSError, TimeoutError):
+                    client.close()
+
+    async def _record(self, row: OutboxRow, status: str, error: str = "") -> None:
+        assert row.id is not None
+        if status == "failed":
+            log.error("mail %s refused for good: %s", row.message_id, error)
+        await asyncio.to_thread(
+            self.store.mark_outbox,
+            row.id,
+            status,
+            row.attempts + 1,
+            datetime.now(UTC),
+            None,
+            error,
+        )
+
+    async def _retry(self, row: OutboxRow, error: str) -> None:
+        assert row.id is not None
+        attempts = row.attempts + 1
+        when = datetime.now(UTC) + backoff(attempts, self.first_backoff)
+        log.warning(
+            "mail %s deferred (attempt %d, retry at %s): %s",
+            row.message_id,
+            attempts,
+            when.isoformat(timespec="seconds"),
+            error,
+        )
+        await asyncio.to_thread(
+            self.store.mark_outbox, row.id, "pending", attempts, datetime.now(UTC), when, error
+        )
