@@ -37,6 +37,7 @@ class GameConfig:
     ruleset: str = "builtin"
     timezone: str = "Europe/Rome"
     start: datetime | None = None
+    max_mail_bytes: int = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def load_settings(path: Path) -> Settings:
 
 
 def _game(data: dict[str, Any]) -> GameConfig:
-    keys = {"name", "address", "language", "ruleset", "timezone", "start"}
+    keys = {"name", "address", "language", "ruleset", "timezone", "start", "max_mail_bytes"}
     if "game" not in data:
         raise ConfigError("[game] is required")
     t = _table(data, "game", keys, "game")
@@ -200,6 +201,7 @@ def _game(data: dict[str, Any]) -> GameConfig:
         ruleset=_str(t, "ruleset", "game", "builtin"),
         timezone=timezone,
         start=start,
+        max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
     )
 
 

@@ -21,8 +21,10 @@ from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
 from referee.mail import outgoing
-from referee.mail.commands import is_reply_subject, parse_commands
+from referee.mail.auth import DnsLookup, authenticate
+from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.parse import InboundMail, parse_message
+from referee.mail.prompts import first_words, infer, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import Store, StoreError, UnitOfWork
 
@@ -76,7 +78,15 @@ class Receipt:
 class Referee:
     """One game, bound to a store and a renderer."""
 
-    def __init__(self, store: Store, game_id: int, settings: Settings, render: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store,
+        game_id: int,
+        settings: Settings,
+        render: bool = True,
+        dns: DnsLookup | None = None,
+    ) -> None:
+        self.dns = dns  # DKIM key lookups; None: the system's DNS
         self.store = store
         self.game_id = game_id
         self.settings = settings
@@ -156,14 +166,14 @@ class Referee:
     def receive(self, raw: bytes, at: datetime) -> Receipt:
         """Process one raw message at time `at`; everything it causes is committed together."""
         at = utc(at)
-        mail = parse_message(raw)
+        mail = parse_message(raw, headers_only=len(raw) > self.settings.game.max_mail_bytes)
         self.advance(at)
         state = self.state
         with self.store.unit(self.game_id) as work:
             if work.seen(mail.message_id):
                 log.info("mail %s: duplicate, already applied", mail.message_id)
                 return Receipt(mail.message_id, "duplicate")
-            receipt, state = self._handle(work, mail, at, state)
+            receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
         log.info(
@@ -178,7 +188,7 @@ class Referee:
         return receipt
 
     def _handle(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
+        self, work: UnitOfWork, mail: InboundMail, raw: bytes, at: datetime, state: GameState
     ) -> tuple[Receipt, GameState]:
         if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
             work.record_inbound(mail.message_id, mail.sender, at, "ignored", "automatic")
@@ -190,10 +200,17 @@ class Referee:
             if mail.sender and work.first_note_today(mail.sender, at.date().isoformat()):
                 sent = self._reply_stranger(work, mail, at, state)
             return Receipt(mail.message_id, "stranger", sent=sent), state
+        refusal = self._screen(mail, raw)
+        if refusal is not None:
+            work.record_inbound(mail.message_id, mail.sender, at, "refused", refusal.code)
+            sent = self._reply(work, mail, at, state, [_item("", refusal)])
+            return Receipt(mail.message_id, "refused", 0, 1, sent), state
         work.record_inbound(mail.message_id, mail.sender, at, "processed")
         items: list[dict[str, Any]] = []
         effects: list[Effect] = []
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        if not parsed:
+            parsed = self._answer_to_prompt(mail, state)
         for line in parsed:
             if line.command is None:
                 items.append(
@@ -222,6 +239,34 @@ class Referee:
         sent += self._emit(work, effects, at, state, inbound=mail.message_id)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
+
+    def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
+        """A player's mail that cannot be read or believed gets only a refusal."""
+        limit = self.settings.game.max_mail_bytes
+        if mail.size > limit:
+            return Outcome(False, Reason.TOO_LARGE.value, {"limit": f"{limit // 1_000_000} MB"})
+        verdict = authenticate(raw, mail.sender, self.settings.auth, self.dns)
+        if not verdict.ok:
+            log.warning(
+                "mail %s claiming to be from %s not authenticated: %s",
+                mail.message_id,
+                redact(mail.sender),
+                verdict.why,
+            )
+            return Outcome(False, Reason.NOT_AUTHENTICATED.value, {"why": verdict.why})
+        return None
+
+    def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
+        """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
+        slug = outgoing.slug(self.settings.game.name)
+        thread = thread_of(mail.references, mail.in_reply_to, slug)
+        if thread is None:
+            return []
+        command = infer(state, mail.sender, thread, mail.own_words)
+        if command is None:
+            return []
+        spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
+        return [ParsedLine(first_words(mail.own_words), spec, command)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 
@@ -331,6 +376,19 @@ class Referee:
                 )
                 sent += 1
         return sent
+
+
+_SPEC_NAMES = {
+    "Award": "award",
+    "Confirm": "confirm",
+    "Crown": "crown",
+    "NameChampion": "champion",
+    "NameWinner": "winner",
+}
+
+
+def _spec_for(command: object) -> str:
+    return _SPEC_NAMES.get(type(command).__name__, "")
 
 
 def reply_subject(subject: str) -> str:

@@ -196,6 +196,8 @@ REASON_DATA: dict[str, Any] = {
     "who": "Zed",
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
+    "why": "no DKIM signature",
+    "limit": "5 MB",
 }
 
 

@@ -290,6 +290,8 @@ class Reason(enum.StrEnum):
     NOT_IN_TIE = "not_in_tie"
     SYNTAX = "syntax"
     NO_COMMAND = "no_command"
+    NOT_AUTHENTICATED = "not_authenticated"
+    TOO_LARGE = "too_large"
 
 
 class NoticeKind(enum.StrEnum):

@@ -46,8 +46,16 @@ class InboundMail:
 _PARSER = BytesParser(policy=policy.compat32)  # lenient and fast; headers decoded below
 
 
-def parse_message(raw: bytes) -> InboundMail:
-    message = _PARSER.parsebytes(raw)
+_HEADERS_ONLY = BytesParser(policy=policy.compat32)
+
+
+def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
+    """The facts of a message; `headers_only` for mail too large to read (its body is empty)."""
+    message = (
+        _HEADERS_ONLY.parsebytes(raw, headersonly=True)
+        if headers_only
+        else (_PARSER.parsebytes(raw))
+    )
     sender_name, sender = _sender(message)
     return InboundMail(
         message_id=_message_id(message, raw),
@@ -55,7 +63,7 @@ def parse_message(raw: bytes) -> InboundMail:
         sender_name=sender_name,
         subject=_header(message, "Subject"),
         date=_date(message),
-        body=_body_text(message)[:MAX_TEXT],
+        body="" if headers_only else _body_text(message)[:MAX_TEXT],
         in_reply_to=_header(message, "In-Reply-To").strip(),
         references=tuple(re.findall(r"<[^<>\s]+>", _header(message, "References"))),
         automatic=_automatic(message),
