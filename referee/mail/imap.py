@@ -206,6 +206,8 @@ class ImapInbox:
                 stopper.cancel()
                 if waiter not in done:
                     waiter.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                        await waiter
                     break
                 push = waiter.result()
                 if push == aioimaplib.STOP_WAIT_SERVER_PUSH:

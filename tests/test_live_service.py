@@ -1,0 +1,126 @@
+"""The running service against real servers: IDLE push, outages, restarts (rules 107, 203, 205)."""
+
+from __future__ import annotations
+
+import asyncio
+import smtplib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from pathlib import Path
+
+from referee.config import load_settings
+from referee.runner import Service
+from referee.service import Referee
+from referee.store.store import Store
+from tests.conftest import REFEREE, live_config
+from tests.helpers import T0
+from tests.mailstack import MailStack
+
+
+def message(sender: str, body: str, mid: str, subject: str = "move") -> bytes:
+    m = EmailMessage()
+    m["From"], m["To"], m["Subject"], m["Message-ID"] = sender, REFEREE, subject, mid
+    m.set_content(body)
+    return m.as_bytes()
+
+
+def send(stack: MailStack, raw: bytes) -> None:
+    with smtplib.SMTP("127.0.0.1", stack.smtp_port) as client:
+        client.sendmail("player@example.org", [REFEREE], raw)
+
+
+def eventually(check: Callable[[], bool], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError("the condition did not come true in time")
+
+
+@contextmanager
+def running(service: Service) -> Iterator[None]:
+    """The service's event loop in a thread, stopped (as SIGTERM would) at the end."""
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    done = threading.Event()
+
+    def main() -> None:
+        async def go() -> None:
+            await service.run_forever(stop)
+
+        loop.run_until_complete(go())
+        leftover = asyncio.all_tasks(loop)  # as asyncio.run does: cancel, await, close
+        for task in leftover:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        done.set()
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        assert done.wait(30), "the service did not stop"
+        thread.join(5)
+
+
+def replies_to(stack: MailStack, user: str, mid: str) -> int:
+    return sum(1 for m in stack.read(user) if str(m["In-Reply-To"]) == mid)
+
+
+def test_idle_push_outage_and_restart(tmp_path: Path, stack: MailStack, database_url: str) -> None:
+    settings = load_settings(live_config(tmp_path, stack, database_url))
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, datetime.now(UTC))
+        service = Service(settings, store)
+        with running(service):
+            # IDLE: a proposal is answered and circulated without any polling
+            send(stack, message("carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<p1@x>"))
+            eventually(lambda: replies_to(stack, "carla@example.org", "<p1@x>") == 1)
+            eventually(
+                lambda: any(
+                    str(m["Subject"]) == "[Test Nomic] Proposal 301"
+                    for m in stack.read("bob@example.org")
+                )
+            )
+
+            # SMTP down: mail is decided and kept, then sent when the server is back
+            stack.stop_smtp()
+            stack.deliver(REFEREE, message("bob@example.org", "VOTE 301 YES", "<v1@x>"))
+            eventually(
+                lambda: (
+                    service.referee.state.proposal(301) is not None
+                    and service.referee.state.proposal(301).vote_of("bob@example.org")  # type: ignore[union-attr]
+                    is True
+                )
+            )
+            eventually(lambda: store.counts(service.referee.game_id).get("pending", 0) >= 1)
+            assert replies_to(stack, "bob@example.org", "<v1@x>") == 0
+            stack.start_smtp()
+            service.postman.first_backoff = 0.1  # type: ignore[union-attr]
+            long_ago = T0.replace(year=2000)
+            for row in store.due(service.referee.game_id, T0.replace(year=2100)):
+                assert row.id is not None  # make the deferred retry due now, not in 30 s
+                store.mark_outbox(row.id, "pending", row.attempts, long_ago, long_ago)
+            eventually(lambda: replies_to(stack, "bob@example.org", "<v1@x>") == 1, 60)
+
+            # IMAP server restarted: the service reconnects by itself
+            stack.stop_imap()
+            time.sleep(0.5)
+            stack.start_imap()
+            send(stack, message("ada@example.org", "VOTE 301 YES", "<v2@x>"))
+            eventually(lambda: replies_to(stack, "ada@example.org", "<v2@x>") == 1, 60)
+        assert len(stack.read(REFEREE)) == 0
+        assert len(stack.read(REFEREE, "Processed")) == 3
+        assert store.counts(service.referee.game_id).get("failed", 0) == 0
+    finally:
+        store.close()
