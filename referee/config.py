@@ -141,7 +141,7 @@ def _security(table: dict[str, Any], where: str, default: str) -> str:
 def _email(value: str, where: str) -> str:
     address = value.strip().lower()
     local, _, domain = address.partition("@")
-    if not local or "." not in domain or " " in address:
+    if not local or "." not in domain or " " in address or not address.isascii():
         raise ConfigError(f"{where}: {value!r} is not an email address")
     return address
 

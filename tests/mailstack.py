@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from email.parser import BytesParser
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,15 @@ protocol lmtp {{
   postmaster_address = postmaster@nomic.example
 }}
 """
+
+
+def _parse(raw: bytes) -> EmailMessage:
+    try:
+        message = message_from_bytes(raw, policy=policy.default)
+    except RecursionError:  # a hostile message nested too deep: its headers will do
+        message = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)
+    assert isinstance(message, EmailMessage)
+    return message
 
 
 class _Deliver:
@@ -291,9 +301,7 @@ class MailStack:
                 _, parts = client.uid("FETCH", uid, "(BODY.PEEK[])")
                 for part in parts:
                     if isinstance(part, tuple):
-                        message = message_from_bytes(part[1], policy=policy.default)
-                        assert isinstance(message, EmailMessage)
-                        out.append(message)
+                        out.append(_parse(part[1]))
             return out
         finally:
             with contextlib.suppress(Exception):

@@ -113,9 +113,11 @@ def _sender(message: Message) -> tuple[str, str]:
     value = _header(message, "From")
     pairs = getaddresses([value])
     for name, address in pairs:
-        local, at, domain = address.strip().rpartition("@")
-        if at and local and "." in domain and not any(c.isspace() for c in address.strip()):
-            return name, address.strip().lower()
+        address = address.strip()
+        local, at, domain = address.rpartition("@")
+        # Only ASCII addresses can be answered (no SMTPUTF8 here); anything else is no sender.
+        if at and local and "." in domain and address.isascii() and " " not in address:
+            return name, address.lower()
     return "", ""
 
 
