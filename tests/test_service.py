@@ -131,3 +131,21 @@ def test_message_ids_are_unique_and_stable(referee: Referee, settings: object) -
     referee.receive(mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND", message_id="<s@x>"), T0 + DAY)
     ids = [str(m["Message-ID"]) for m in sent(referee)]
     assert len(ids) == len(set(ids))
+
+
+def test_migrations_build_exactly_the_models_schema(database_url: str) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from sqlmodel import SQLModel
+
+    from referee.store.store import Store
+
+    store = Store(database_url)
+    try:
+        store.create_schema()
+        store.create_schema()  # a second upgrade is a no-op
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, SQLModel.metadata) == []
+    finally:
+        store.close()

@@ -10,8 +10,11 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from alembic import command as alembic_command
+from alembic.config import Config as AlembicConfig
 from sqlalchemy import bindparam, delete, func, insert, inspect, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
@@ -30,6 +33,7 @@ from referee.store.tables import (
 )
 
 SNAPSHOT_EVERY = 100  # events between state snapshots
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 class StoreError(RuntimeError):
@@ -74,7 +78,12 @@ class Store:
         self.engine = make_engine(url)
 
     def create_schema(self) -> None:
-        SQLModel.metadata.create_all(self.engine)
+        """Bring the tables up to date with the migrations (alembic upgrade head)."""
+        config = AlembicConfig()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            alembic_command.upgrade(config, "head")
 
     def close(self) -> None:
         self.engine.dispose()
