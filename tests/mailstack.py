@@ -8,6 +8,7 @@ send returns. Players read their mailboxes with the stdlib's imaplib.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import imaplib
 import os
@@ -16,17 +17,22 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
+
+if TYPE_CHECKING:
+    from referee.runner import Service
 
 PASSWORD = "secret"
 
@@ -309,3 +315,33 @@ class MailStack:
 
     def tls_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca_file))
+
+
+@contextmanager
+def running(service: Service) -> Iterator[None]:
+    """The service's event loop in a thread, stopped (as SIGTERM would) at the end."""
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    done = threading.Event()
+
+    def main() -> None:
+        async def go() -> None:
+            await service.run_forever(stop)
+
+        loop.run_until_complete(go())
+        leftover = asyncio.all_tasks(loop)  # as asyncio.run does: cancel, await, close
+        for task in leftover:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        done.set()
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        assert done.wait(30), "the service did not stop"
+        thread.join(5)

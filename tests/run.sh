@@ -1,8 +1,26 @@
 #!/usr/bin/env bash
 # Installs what the tests need, then runs the linters and the whole suite.
-# This is the README's test command, and .ci/run calls it unchanged.
+# This is the README's test command, and .ci/run calls it unchanged. Run it as root (it may
+# apt-get install Dovecot and start PostgreSQL); the tests start and stop their own Dovecot and
+# SMTP servers on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v dovecot >/dev/null || ! command -v openssl >/dev/null; then
+  echo "== installing Dovecot (IMAP, LMTP) and openssl"
+  [ -e /usr/sbin/policy-rc.d ] || printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    dovecot-imapd dovecot-lmtpd openssl >/dev/null
+fi
+id vmail >/dev/null 2>&1 || useradd --system --no-create-home vmail
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  echo "== starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+fi
 
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 

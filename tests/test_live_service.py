@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import smtplib
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
@@ -18,7 +15,7 @@ from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import REFEREE, live_config
 from tests.helpers import T0
-from tests.mailstack import MailStack
+from tests.mailstack import MailStack, running
 
 
 def message(sender: str, body: str, mid: str, subject: str = "move") -> bytes:
@@ -40,36 +37,6 @@ def eventually(check: Callable[[], bool], seconds: float = 30.0) -> None:
             return
         time.sleep(0.1)
     raise AssertionError("the condition did not come true in time")
-
-
-@contextmanager
-def running(service: Service) -> Iterator[None]:
-    """The service's event loop in a thread, stopped (as SIGTERM would) at the end."""
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-    done = threading.Event()
-
-    def main() -> None:
-        async def go() -> None:
-            await service.run_forever(stop)
-
-        loop.run_until_complete(go())
-        leftover = asyncio.all_tasks(loop)  # as asyncio.run does: cancel, await, close
-        for task in leftover:
-            task.cancel()
-        loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        done.set()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        assert done.wait(30), "the service did not stop"
-        thread.join(5)
 
 
 def replies_to(stack: MailStack, user: str, mid: str) -> int:

@@ -795,15 +795,7 @@ class _Step:
             raise Refusal(Reason.EMPTY_TEXT)
         king = self.state.king
         judge = king if king is not None and king != cmd.sender else None
-        appeal = Appeal(
-            id=f"A{len(self.state.appeals) + 1}",
-            kind=AppealKind.APPEAL,
-            appellant=cmd.sender,
-            question=question,
-            opened_at=self.now,
-            judge=judge,
-        )
-        self.file_appeal(appeal)
+        appeal = self.file_appeal(AppealKind.APPEAL, cmd.sender, question, judge=judge)
         return Done.APPEAL_OPENED, {"id": appeal.id, "judge": self.name_of(judge)}
 
     def accuse(self, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
@@ -815,18 +807,27 @@ class _Step:
         evidence = cmd.evidence.strip()
         if not evidence:
             raise Refusal(Reason.EMPTY_TEXT)
-        appeal = Appeal(
-            id=f"A{len(self.state.appeals) + 1}",
-            kind=AppealKind.ACCUSATION,
-            appellant=cmd.sender,
-            question=evidence,
-            opened_at=self.now,
-            accused=king,
-        )
-        self.file_appeal(appeal)
+        appeal = self.file_appeal(AppealKind.ACCUSATION, cmd.sender, evidence, accused=king)
         return Done.ACCUSATION_OPENED, {"id": appeal.id}
 
-    def file_appeal(self, appeal: Appeal) -> None:
+    def file_appeal(
+        self,
+        kind: AppealKind,
+        appellant: str,
+        question: str,
+        judge: str | None = None,
+        accused: str | None = None,
+    ) -> Appeal:
+        """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
+        appeal = Appeal(
+            id=f"A{len(self.state.appeals) + 1}",
+            kind=kind,
+            appellant=appellant,
+            question=question,
+            opened_at=self.now,
+            judge=judge,
+            accused=accused,
+        )
         self.state = self.state.with_appeal(appeal)
         self.notify(
             NoticeKind.APPEAL_OPENED,
@@ -836,6 +837,7 @@ class _Step:
         )
         if appeal.judge is None:
             self.prompt_champion(appeal)
+        return appeal
 
     def prompt_champion(self, appeal: Appeal) -> None:
         self.notify(
