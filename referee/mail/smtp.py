@@ -30,6 +30,16 @@ def backoff(attempts: int, first: float = BACKOFF_FIRST) -> timedelta:
     return timedelta(seconds=min(BACKOFF_MAX, first * 2 ** max(0, attempts - 1)))
 
 
+def _answer(exc: Exception) -> tuple[int, str]:
+    """The SMTP code and text of a refusal, whether of the whole mail or of its recipient."""
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused) and exc.recipients:
+        first = exc.recipients[0]
+        return first.code, first.message
+    if isinstance(exc, aiosmtplib.SMTPResponseException):
+        return exc.code, exc.message
+    return 0, str(exc)
+
+
 def tls_context(ca_file: str) -> ssl.SSLContext:
     """Certificates are always checked: the system's roots, or the CA file the config names."""
     return ssl.create_default_context(cafile=ca_file or None)
@@ -70,23 +80,27 @@ class Postman:
             timeout=c.timeout,
         )
 
-    async def deliver_due(self, now: datetime | None = None) -> Tally:
-        """Send every row that is due now; returns how many went, waited, or failed for good."""
+    async def deliver_due(self, now: datetime | None = None, batch: int = 500) -> Tally:
+        """Send every row that is due now, batch after batch; count what went, waits, failed."""
         moment = now or datetime.now(UTC)
-        rows = await asyncio.to_thread(self.store.due, self.game_id, moment)
         tally = Tally()
-        if not rows:
-            return tally
-        queues: list[list[OutboxRow]] = [[] for _ in range(max(1, self.config.concurrency))]
-        for index, row in enumerate(rows):
-            queues[index % len(queues)].append(row)
-        await asyncio.gather(*(self._send_queue(q, tally) for q in queues if q))
-        log.info(
-            "outbox: %d sent, %d deferred, %d failed", tally.sent, tally.deferred, tally.failed
-        )
+        while True:
+            rows = await asyncio.to_thread(self.store.due, self.game_id, moment, batch)
+            if not rows:
+                break
+            queues: list[list[OutboxRow]] = [[] for _ in range(max(1, self.config.concurrency))]
+            for index, row in enumerate(rows):
+                queues[index % len(queues)].append(row)
+            await asyncio.gather(*(self._send_queue(q, tally, moment) for q in queues if q))
+            if len(rows) < batch:
+                break  # a deferred row is due later, so the next query cannot return it again
+        if tally.sent or tally.deferred or tally.failed:
+            log.info(
+                "outbox: %d sent, %d deferred, %d failed", tally.sent, tally.deferred, tally.failed
+            )
         return tally
 
-    async def _send_queue(self, rows: list[OutboxRow], tally: Tally) -> None:
+    async def _send_queue(self, rows: list[OutboxRow], tally: Tally, now: datetime) -> None:
         client: aiosmtplib.SMTP | None = None
         try:
             for row in rows:
@@ -97,22 +111,23 @@ class Postman:
                         if self.config.username:
                             await client.login(self.config.username, self.config.password)
                     await client.sendmail(self.sender, [row.recipient], row.raw)
-                except aiosmtplib.SMTPResponseException as exc:
-                    if 500 <= exc.code < 600:
-                        await self._record(row, "failed", f"{exc.code} {exc.message}")
+                except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
+                    code, message = _answer(exc)
+                    if 500 <= code < 600:
+                        await self._record(row, "failed", now, f"{code} {message}")
                         tally.failed += 1
                     else:
-                        await self._retry(row, f"{exc.code} {exc.message}")
+                        await self._retry(row, now, f"{code} {message}")
                         tally.deferred += 1
-                    if exc.code in (421,) and client is not None:
+                    if code == 421:
                         client = None  # the server is closing the connection
                     continue
                 except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-                    await self._retry(row, f"{exc.__class__.__name__}: {exc}")
+                    await self._retry(row, now, f"{exc.__class__.__name__}: {exc}")
                     tally.deferred += 1
                     client = None
                     continue
-                await self._record(row, "sent")
+                await self._record(row, "sent", now)
                 tally.sent += 1
         finally:
             if client is not None and client.is_connected:
@@ -121,24 +136,18 @@ class Postman:
                 except (aiosmtplib.SMTPException, OSError, TimeoutError):
                     client.close()
 
-    async def _record(self, row: OutboxRow, status: str, error: str = "") -> None:
+    async def _record(self, row: OutboxRow, status: str, now: datetime, error: str = "") -> None:
         assert row.id is not None
         if status == "failed":
             log.error("mail %s refused for good: %s", row.message_id, error)
         await asyncio.to_thread(
-            self.store.mark_outbox,
-            row.id,
-            status,
-            row.attempts + 1,
-            datetime.now(UTC),
-            None,
-            error,
+            self.store.mark_outbox, row.id, status, row.attempts + 1, now, None, error
         )
 
-    async def _retry(self, row: OutboxRow, error: str) -> None:
+    async def _retry(self, row: OutboxRow, now: datetime, error: str) -> None:
         assert row.id is not None
         attempts = row.attempts + 1
-        when = datetime.now(UTC) + backoff(attempts, self.first_backoff)
+        when = now + backoff(attempts, self.first_backoff)
         log.warning(
             "mail %s deferred (attempt %d, retry at %s): %s",
             row.message_id,
@@ -147,5 +156,5 @@ class Postman:
             error,
         )
         await asyncio.to_thread(
-            self.store.mark_outbox, row.id, "pending", attempts, datetime.now(UTC), when, error
+            self.store.mark_outbox, row.id, "pending", attempts, now, when, error
         )
