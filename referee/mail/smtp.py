@@ -45,6 +45,21 @@ def tls_context(ca_file: str) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file or None)
 
 
+class _Slot:
+    """One of the worker's SMTP connections, kept open from message to message."""
+
+    def __init__(self) -> None:
+        self.client: aiosmtplib.SMTP | None = None
+
+    async def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None and client.is_connected:
+            try:
+                await client.quit()
+            except (aiosmtplib.SMTPException, OSError, TimeoutError):
+                client.close()
+
+
 @dataclass
 class Tally:
     sent: int = 0
@@ -84,57 +99,61 @@ class Postman:
         """Send every row that is due now, batch after batch; count what went, waits, failed."""
         moment = now or datetime.now(UTC)
         tally = Tally()
-        while True:
-            rows = await asyncio.to_thread(self.store.due, self.game_id, moment, batch)
-            if not rows:
-                break
-            queues: list[list[OutboxRow]] = [[] for _ in range(max(1, self.config.concurrency))]
-            for index, row in enumerate(rows):
-                queues[index % len(queues)].append(row)
-            await asyncio.gather(*(self._send_queue(q, tally, moment) for q in queues if q))
-            if len(rows) < batch:
-                break  # a deferred row is due later, so the next query cannot return it again
+        slots = [_Slot() for _ in range(max(1, self.config.concurrency))]  # reused connections
+        try:
+            while True:
+                rows = await asyncio.to_thread(self.store.due, self.game_id, moment, batch)
+                if not rows:
+                    break
+                queues: list[list[OutboxRow]] = [[] for _ in slots]
+                for index, row in enumerate(rows):
+                    queues[index % len(queues)].append(row)
+                await asyncio.gather(
+                    *(
+                        self._send_queue(q, slot, tally, moment)
+                        for q, slot in zip(queues, slots, strict=True)
+                        if q
+                    )
+                )
+                if len(rows) < batch:
+                    break  # a deferred row is due later, so the next query cannot return it
+        finally:
+            await asyncio.gather(*(slot.close() for slot in slots))
         if tally.sent or tally.deferred or tally.failed:
             log.info(
                 "outbox: %d sent, %d deferred, %d failed", tally.sent, tally.deferred, tally.failed
             )
         return tally
 
-    async def _send_queue(self, rows: list[OutboxRow], tally: Tally, now: datetime) -> None:
-        client: aiosmtplib.SMTP | None = None
-        try:
-            for row in rows:
-                try:
-                    if client is None or not client.is_connected:
-                        client = self._client()
-                        await client.connect()
-                        if self.config.username:
-                            await client.login(self.config.username, self.config.password)
-                    await client.sendmail(self.sender, [row.recipient], row.raw)
-                except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
-                    code, message = _answer(exc)
-                    if 500 <= code < 600:
-                        await self._record(row, "failed", now, f"{code} {message}")
-                        tally.failed += 1
-                    else:
-                        await self._retry(row, now, f"{code} {message}")
-                        tally.deferred += 1
-                    if code == 421:
-                        client = None  # the server is closing the connection
-                    continue
-                except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-                    await self._retry(row, now, f"{exc.__class__.__name__}: {exc}")
+    async def _send_queue(
+        self, rows: list[OutboxRow], slot: _Slot, tally: Tally, now: datetime
+    ) -> None:
+        for row in rows:
+            try:
+                if slot.client is None or not slot.client.is_connected:
+                    slot.client = self._client()
+                    await slot.client.connect()
+                    if self.config.username:
+                        await slot.client.login(self.config.username, self.config.password)
+                await slot.client.sendmail(self.sender, [row.recipient], row.raw)
+            except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
+                code, message = _answer(exc)
+                if 500 <= code < 600:
+                    await self._record(row, "failed", now, f"{code} {message}")
+                    tally.failed += 1
+                else:
+                    await self._retry(row, now, f"{code} {message}")
                     tally.deferred += 1
-                    client = None
-                    continue
-                await self._record(row, "sent", now)
-                tally.sent += 1
-        finally:
-            if client is not None and client.is_connected:
-                try:
-                    await client.quit()
-                except (aiosmtplib.SMTPException, OSError, TimeoutError):
-                    client.close()
+                if code == 421:
+                    await slot.close()  # the server is closing the connection
+                continue
+            except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+                await self._retry(row, now, f"{exc.__class__.__name__}: {exc}")
+                tally.deferred += 1
+                await slot.close()
+                continue
+            await self._record(row, "sent", now)
+            tally.sent += 1
 
     async def _record(self, row: OutboxRow, status: str, now: datetime, error: str = "") -> None:
         assert row.id is not None
