@@ -231,6 +231,13 @@ class Referee:
             work.append_event(codec.event_to_data(line.command), at, mail.message_id)
             state = decision.state
             outcome, notices = _split(decision)
+            log.info(
+                "mail %s: %s -> %s%s",
+                mail.message_id,
+                line.spec.name,
+                outcome.code,
+                "" if outcome.ok else " (refused)",
+            )
             items.append(_item(line.line, outcome))
             effects.extend(notices)
         if not parsed:

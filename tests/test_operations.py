@@ -32,7 +32,11 @@ class Picky:
         self.connections = 0
 
     async def handle_EHLO(  # noqa: N802 - aiosmtpd's hook name
-        self, server: SMTPServer, session: Session, envelope: Envelope, hostname: str,
+        self,
+        server: SMTPServer,
+        session: Session,
+        envelope: Envelope,
+        hostname: str,
         responses: list[str],
     ) -> list[str]:
         self.connections += 1
@@ -40,7 +44,11 @@ class Picky:
         return responses
 
     async def handle_RCPT(  # noqa: N802
-        self, server: SMTPServer, session: Session, envelope: Envelope, address: str,
+        self,
+        server: SMTPServer,
+        session: Session,
+        envelope: Envelope,
+        address: str,
         options: list[str],
     ) -> str:
         self.tried[address] = self.tried.get(address, 0) + 1
@@ -73,8 +81,7 @@ def test_4xx_is_retried_with_backoff_and_5xx_fails_for_good(
     controller = Controller(handler, hostname="127.0.0.1", port=free_port())
     controller.start()
     try:
-        config = SmtpConfig(host="127.0.0.1", port=controller.port, security="none",
-                            concurrency=2)
+        config = SmtpConfig(host="127.0.0.1", port=controller.port, security="none", concurrency=2)
         postman = Postman(store, referee.game_id, config, settings.game.address)
         tally = asyncio.run(postman.deliver_due(T0 + DAY, batch=2))  # several batches
         # the 6 opening mails: Bob's refused for good, Carla's first one deferred, 3 sent
@@ -140,6 +147,7 @@ def test_logs_name_each_mail_and_redact_addresses(
     referee.receive(mail(BOB, "VOTE 301 YES", message_id="<log-1@example.org>"), T0 + DAY / 24)
     lines = [r.getMessage() for r in caplog.records]
     assert any("<log-1@example.org>" in line and "b***@example.org" in line for line in lines)
+    assert any("<log-1@example.org>: vote -> unknown_proposal (refused)" in line for line in lines)
     assert not any(BOB in line for line in lines)
     strict = replace(settings, auth=replace(settings.auth, require_dkim=True))
     guarded = Referee(store, referee.game_id, strict)
