@@ -21,7 +21,9 @@ Handler = Callable[[bytes], None]  # raises when the message could not be proces
 class MaildirInbox:
     def __init__(self, path: Path, processed: str = "Processed", quarantine: str = "Quarantine"):
         self.path = path
-        box = mailbox.Maildir(str(path), create=True)  # makes new/, cur/, tmp/
+        for sub in ("new", "cur", "tmp"):  # also when an MTA made only part of it
+            (path / sub).mkdir(parents=True, exist_ok=True)
+        box = mailbox.Maildir(str(path), create=True)
         self.processed = self._folder(box, processed)
         self.quarantine = self._folder(box, quarantine)
 
