@@ -267,5 +267,10 @@ class Service:
             wake.clear()
             try:
                 self._count(summary, await self.postman.deliver_due(self.clock()))
+                retry = await asyncio.to_thread(self.store.next_attempt, self.referee.game_id)
             except Exception:  # a database hiccup must not stop the postman for good
                 log.exception("outbox pass failed; trying again later")
+                continue
+            if retry is not None:  # wake for the earliest retry, not only the next mail
+                delay = max(0.0, (retry - self.clock()).total_seconds())
+                asyncio.get_running_loop().call_later(delay, wake.set)

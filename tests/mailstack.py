@@ -84,6 +84,21 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
+def _session_members(session: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 3 and int(fields[3]) == session:  # field 6 of stat: the session id
+            members.append(int(entry.name))
+    return members
+
+
 def wait_closed(port: int, seconds: float = 10.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -254,12 +269,16 @@ class MailStack:
             pid = int(pid_file.read_text().strip())
         except (OSError, ValueError):
             return
+        session = os.getsid(pid) if _alive(pid) else None
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
         time.sleep(0.2)
-        # Its login processes wait 5 s for a stats process already gone: end them all now.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+        # Its login processes wait 5 s for a stats process already gone: end them all now,
+        # every process of the master's session (they are not all in its process group).
+        if session is not None:
+            for other in _session_members(session):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(other, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.02)

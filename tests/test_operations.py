@@ -31,7 +31,7 @@ class Picky:
         self.accepted: list[str] = []
         self.connections = 0
 
-    async def handle_EHLO(  # noqa: N802 - aiosmtpd's hook name
+    async def handle_EHLO(
         self,
         server: SMTPServer,
         session: Session,
@@ -43,7 +43,7 @@ class Picky:
         session.host_name = hostname
         return responses
 
-    async def handle_RCPT(  # noqa: N802
+    async def handle_RCPT(
         self,
         server: SMTPServer,
         session: Session,

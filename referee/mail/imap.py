@@ -79,6 +79,7 @@ class ImapInbox:
         self.uidvalidity = 0
         self.can_idle = False
         self.can_move = False
+        self.lost = asyncio.Event()  # set by the transport when the server goes away
 
     def _context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.config.ca_file or None)
@@ -93,6 +94,7 @@ class ImapInbox:
             )
         else:
             client = aioimaplib.IMAP4(host=c.host, port=c.port, timeout=30)
+        client.protocol.conn_lost_cb = lambda _exc: self.lost.set()
         await client.wait_hello_from_server()
         if c.security == "starttls":
             await self._starttls(client)
@@ -200,10 +202,21 @@ class ImapInbox:
         idle = await self.client.idle_start(timeout=self.config.idle_seconds)
         try:
             while not stop.is_set():
+                if self.lost.is_set():
+                    raise ImapError("the server closed the connection")
                 waiter = asyncio.ensure_future(self.client.wait_server_push())
                 stopper = asyncio.ensure_future(stop.wait())
-                done, _ = await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                dropped = asyncio.ensure_future(self.lost.wait())
+                done, _ = await asyncio.wait(
+                    {waiter, stopper, dropped}, return_when=asyncio.FIRST_COMPLETED
+                )
                 stopper.cancel()
+                dropped.cancel()
+                if self.lost.is_set():
+                    waiter.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                        await waiter
+                    raise ImapError("the server closed the connection")
                 if waiter not in done:
                     waiter.cancel()
                     with contextlib.suppress(asyncio.CancelledError, TimeoutError):
