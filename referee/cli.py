@@ -76,6 +76,13 @@ def _print_state(data: dict[str, Any], as_json: bool) -> None:
         for p in data["players"]
     ]
     lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
+    if "mail" in data:
+        mail = data["mail"]
+        lines.append(
+            f"outbox: {mail.get('pending', 0)} waiting, {mail.get('sent', 0)} sent, "
+            f"{mail.get('failed', 0)} undeliverable; {mail.get('quarantined', 0)} mail(s) "
+            "in quarantine"
+        )
     typer.echo("\n".join(lines))
 
 
@@ -157,7 +164,9 @@ def status(
     store = Store(settings.database_url)
     try:
         referee = Referee.open(store, settings)
-        _print_state(view.public_state(referee.state, datetime.now(UTC)), as_json)
+        data = view.public_state(referee.state, datetime.now(UTC))
+        data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined mail
+        _print_state(data, as_json)
     except (StoreError, OSError) as exc:
         fail(str(exc))
     except Exception as exc:  # a database that cannot be read: say so in one line
@@ -192,6 +201,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per job is noise
     if len(sys.argv) <= 1:
         sys.argv.append("--help")
     try:

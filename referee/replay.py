@@ -11,6 +11,8 @@ import logging
 import mailbox
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.parser import BytesHeaderParser
+from email.policy import compat32
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
@@ -52,28 +54,33 @@ def _from_line_time(line: str) -> datetime | None:
 
 
 def read_mbox(path: Path) -> list[Archived]:
+    """Each message's raw bytes and time: its `From ` line's date, else its Date header."""
     if not path.is_file():
         raise FileNotFoundError(f"mbox not found: {path}")
     box = mailbox.mbox(str(path), create=False)
     out: list[Archived] = []
     try:
         for key in box.iterkeys():
-            message = box.get_message(key)
-            raw = box.get_bytes(key)
-            at = _from_line_time(message.get_from() or "")
+            whole = box.get_bytes(key, from_=True)
+            from_line, _, raw = whole.partition(b"\n")
+            at = _from_line_time(from_line.decode("latin-1"))
             if at is None:
-                date = message.get("Date")
-                if date:
-                    try:
-                        at = parsedate_to_datetime(str(date))
-                    except (TypeError, ValueError, IndexError):
-                        at = None
-                    if at is not None and at.tzinfo is None:
-                        at = at.replace(tzinfo=UTC)
+                at = _date_header(raw)
             out.append(Archived(raw, at))
     finally:
         box.close()
     return out
+
+
+def _date_header(raw: bytes) -> datetime | None:
+    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Date")
+    if not value:
+        return None
+    try:
+        at = parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def replay(

@@ -43,8 +43,10 @@ def test_init_then_status(tmp_path: Path) -> None:
     assert state["king"] == "ada@example.org" and state["round"] == 1
     assert [r["number"] for r in state["rules"]][:2] == [101, 102] and len(state["rules"]) == 32
     assert state["parameters"]["winning_score"] == 100
+    assert state["mail"] == {"pending": 6, "quarantined": 0}  # no [smtp]: the opening waits
     human = cli("status", config)
     assert "Carla De Santis" in human.stdout
+    assert "outbox: 6 waiting, 0 sent, 0 undeliverable; 0 mail(s) in quarantine" in human.stdout
     again = cli("init", config)
     assert again.returncode != 0 and "already initialised" in again.stderr
 
