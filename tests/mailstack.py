@@ -201,7 +201,7 @@ def smtplib_lmtp(port: int) -> Iterator[Any]:
 class MailStack:
     """Dovecot plus an SMTP server, in `root`; users are mailbox names (local parts)."""
 
-    def __init__(self, root: Path, users: list[str]) -> None:
+    def __init__(self, root: Path, users: list[str], extra_config: str = "") -> None:
         ensure_dovecot()
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
@@ -223,7 +223,8 @@ class MailStack:
         self.config.write_text(
             CONFIG.format(
                 root=root, imap=self.imap_port, imaps=self.imaps_port, lmtp=self.lmtp_port
-            ),
+            )
+            + extra_config,
             encoding="utf-8",
         )
         self.controller: Controller | None = None
@@ -344,6 +345,8 @@ def running(service: Service) -> Iterator[None]:
     done = threading.Event()
 
     def main() -> None:
+        asyncio.set_event_loop(loop)
+
         async def go() -> None:
             await service.run_forever(stop)
 
@@ -351,7 +354,8 @@ def running(service: Service) -> Iterator[None]:
         leftover = asyncio.all_tasks(loop)  # as asyncio.run does: cancel, await, close
         for task in leftover:
             task.cancel()
-        loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
+        if leftover:
+            loop.run_until_complete(asyncio.gather(*leftover, return_exceptions=True))
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         done.set()

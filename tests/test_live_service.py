@@ -87,3 +87,26 @@ def test_idle_push_outage_and_restart(tmp_path: Path, stack: MailStack, database
         assert store.counts(service.referee.game_id).get("failed", 0) == 0
     finally:
         store.close()
+
+
+def test_a_server_without_idle_or_move_is_polled(tmp_path: Path) -> None:
+    """Dovecot told to offer neither IDLE nor MOVE: the referee polls, and copies then expunges."""
+    from tests.conftest import PLAYER_ADDRESSES
+
+    plain = "protocol imap {\n  imap_capability = IMAP4rev1 LITERAL+ SASL-IR ID ENABLE UIDPLUS\n}\n"
+    stack = MailStack(tmp_path / "stack", [REFEREE, *PLAYER_ADDRESSES], plain).start()
+    try:
+        settings = load_settings(live_config(tmp_path, stack, f"sqlite:///{tmp_path / 'p.db'}"))
+        store = Store(settings.database_url)
+        try:
+            Referee.create(store, settings, datetime.now(UTC))
+            service = Service(settings, store)
+            with running(service):
+                send(stack, message("carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<q1@x>"))
+                eventually(lambda: replies_to(stack, "carla@example.org", "<q1@x>") == 1)
+        finally:
+            store.close()
+        assert len(stack.read(REFEREE)) == 0
+        assert len(stack.read(REFEREE, "Processed")) == 1
+    finally:
+        stack.stop()
