@@ -10,37 +10,17 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from examples.make_examples import CONFIG as EXAMPLE_CONFIG
 from referee.config import Settings, load_settings
 from referee.service import Referee
 from referee.store.store import Store
 from tests.helpers import T0
 from tests.mailstack import PASSWORD, MailStack
 
-CONFIG = """
-[game]
-name = "Test Nomic"
-address = "referee@nomic.example"
-language = "{language}"
-timezone = "Europe/Rome"
-start = "2026-12-01T09:00:00+00:00"
-
-[[players]]
-name = "Ada Lovelace"
-email = "ada@example.org"
-king = true
-
-[[players]]
-name = "Bob Rossi"
-email = "bob@example.org"
-
-[[players]]
-name = "Carla De Santis"
-email = "carla@example.org"
-surname = "De Santis"
-
-[database]
-url = "sqlite:///nomic.db"
-"""
+# The README's example game, renamed, with its own database: the tests' standard game.
+CONFIG = EXAMPLE_CONFIG.replace('name = "{name}"', 'name = "Test Nomic"') + (
+    '\n[database]\nurl = "sqlite:///nomic.db"\n'
+)
 
 
 def write_config(folder: Path, language: str = "en") -> Path:
