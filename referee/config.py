@@ -252,64 +252,53 @@ def _maildir(data: dict[str, Any], folder: Path) -> Path:
     return path if path.is_absolute() else folder / path
 
 
-def _imap(data: dict[str, Any]) -> ImapConfig | None:
-    if "imap" not in data:
+_SERVER_KEYS = {"host", "port", "username", "password", "password_env", "security", "ca_file"}
+
+
+def _server(
+    data: dict[str, Any], where: str, port: int, security: str, more: set[str]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The connection keys [imap] and [smtp] share, and the section's table for the rest."""
+    if where not in data:
         return None
-    keys = {
-        "host",
-        "port",
-        "username",
-        "password",
-        "password_env",
-        "security",
-        "folder",
-        "processed",
-        "quarantine",
-        "poll_seconds",
-        "idle_seconds",
-        "ca_file",
+    t = _table(data, where, _SERVER_KEYS | more, where)
+    common = {
+        "host": _str(t, "host", where),
+        "port": _int(t, "port", where, port),
+        "username": _str(t, "username", where, ""),
+        "password": _secret(t, where),
+        "security": _security(t, where, security),
+        "ca_file": _str(t, "ca_file", where, ""),
     }
-    t = _table(data, "imap", keys, "imap")
+    return common, t
+
+
+def _imap(data: dict[str, Any]) -> ImapConfig | None:
+    more = {"folder", "processed", "quarantine", "poll_seconds", "idle_seconds"}
+    found = _server(data, "imap", 993, "tls", more)
+    if found is None:
+        return None
+    common, t = found
     return ImapConfig(
-        host=_str(t, "host", "imap"),
-        port=_int(t, "port", "imap", 993),
-        username=_str(t, "username", "imap", ""),
-        password=_secret(t, "imap"),
-        security=_security(t, "imap", "tls"),
+        **common,
         folder=_str(t, "folder", "imap", "INBOX"),
         processed=_str(t, "processed", "imap", "Processed"),
         quarantine=_str(t, "quarantine", "imap", "Quarantine"),
         poll_seconds=_int(t, "poll_seconds", "imap", 60),
         idle_seconds=_int(t, "idle_seconds", "imap", 300),
-        ca_file=_str(t, "ca_file", "imap", ""),
     )
 
 
 def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
-    if "smtp" not in data:
+    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"})
+    if found is None:
         return None
-    keys = {
-        "host",
-        "port",
-        "username",
-        "password",
-        "password_env",
-        "security",
-        "ca_file",
-        "concurrency",
-        "timeout",
-    }
-    t = _table(data, "smtp", keys, "smtp")
+    common, t = found
     timeout = t.get("timeout", 30.0)
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         raise ConfigError("[smtp] timeout must be a positive number of seconds")
     return SmtpConfig(
-        host=_str(t, "host", "smtp"),
-        port=_int(t, "port", "smtp", 587),
-        username=_str(t, "username", "smtp", ""),
-        password=_secret(t, "smtp"),
-        security=_security(t, "smtp", "starttls"),
-        ca_file=_str(t, "ca_file", "smtp", ""),
+        **common,
         concurrency=_int(t, "concurrency", "smtp", 4),
         timeout=float(timeout),
     )

@@ -157,6 +157,7 @@ class Service:
         stop = stop or asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
+            # Only the main thread of a POSIX loop can take signals; elsewhere `stop` is enough.
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
         summary = Summary()
