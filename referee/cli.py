@@ -176,6 +176,31 @@ def status(
 
 
 @app.command()
+def archive(
+    config: ConfigArg,
+    folder: Annotated[
+        Path | None, typer.Argument(help="where to write (default: [game] archive)")
+    ] = None,
+) -> None:
+    """Write the rule archive: one file per rule with its history, the ruleset, the scores."""
+    from referee.archive import write_archive
+
+    settings = settings_from(config)
+    target = folder or settings.game.archive
+    if target is None:
+        fail("give a folder, or set [game] archive in the config")
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.open(store, settings)
+        changed = write_archive(referee.state, target)
+        typer.echo(f"{len(changed)} file(s) written in {target}")
+    except (StoreError, OSError) as exc:
+        fail(str(exc))
+    finally:
+        store.close()
+
+
+@app.command()
 def replay(
     config: ConfigArg,
     mbox: Annotated[Path, typer.Argument(help="the archived mail, an mbox file")],

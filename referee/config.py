@@ -38,6 +38,7 @@ class GameConfig:
     timezone: str = "Europe/Rome"
     start: datetime | None = None
     max_mail_bytes: int = 5_000_000
+    archive: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def load_settings(path: Path) -> Settings:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
     return Settings(
-        game=_game(data),
+        game=_game(data, folder),
         players=_players(data),
         database_url=_database(data, folder),
         maildir=_maildir(data, folder),
@@ -172,8 +173,17 @@ def load_settings(path: Path) -> Settings:
     )
 
 
-def _game(data: dict[str, Any]) -> GameConfig:
-    keys = {"name", "address", "language", "ruleset", "timezone", "start", "max_mail_bytes"}
+def _game(data: dict[str, Any], folder: Path) -> GameConfig:
+    keys = {
+        "name",
+        "address",
+        "language",
+        "ruleset",
+        "timezone",
+        "start",
+        "max_mail_bytes",
+        "archive",
+    }
     if "game" not in data:
         raise ConfigError("[game] is required")
     t = _table(data, "game", keys, "game")
@@ -202,7 +212,15 @@ def _game(data: dict[str, Any]) -> GameConfig:
         timezone=timezone,
         start=start,
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
+        archive=_archive(_str(t, "archive", "game", ""), folder),
     )
+
+
+def _archive(value: str, folder: Path) -> Path | None:
+    if not value:
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else folder / path
 
 
 def _players(data: dict[str, Any]) -> tuple[PlayerConfig, ...]:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from referee.archive import write_archive
 from referee.config import Settings
 from referee.core import engine
 from referee.mail.imap import ImapError, ImapInbox
@@ -107,7 +108,21 @@ class Service:
             tally = asyncio.run(self.postman.deliver_due(moment))
             self._count(summary, tally)
         self.referee.checkpoint()
+        self.archive()
         return summary
+
+    def archive(self) -> None:
+        """Bring the on-disk rule archive up to date, when the config names a folder."""
+        folder = self.settings.game.archive
+        if folder is None:
+            return
+        try:
+            changed = write_archive(self.referee.state, folder)
+        except OSError:  # a full disk must not stop the game; the event log has it all
+            log.exception("could not write the rule archive in %s", folder)
+            return
+        if changed:
+            log.info("archive: %d file(s) written in %s", len(changed), folder)
 
     def _failed(self, summary: Summary, raw: bytes, exc: Exception, at: datetime) -> None:
         summary.failed += 1
@@ -185,10 +200,12 @@ class Service:
             summary.deadlines += self.referee.advance(self.clock())
             wake_outbox.set()
             reschedule()
+            self.archive()
 
         def after_mail() -> None:
             wake_outbox.set()
             reschedule()
+            self.archive()
 
         summary.deadlines += self.referee.advance(self.clock())  # what fell due while off
         reschedule()
