@@ -61,6 +61,7 @@ from referee.core.model import (
     Verdict,
 )
 from referee.core.order import collation_key, player_key, turn_order
+from referee.core.threads import Thread
 
 DAY = timedelta(days=1)
 RULE_ADOPTION = 204  # identity of the rule that turns unanimity into majority
@@ -92,9 +93,13 @@ class Refusal(Exception):
 
 def next_deadline(state: GameState) -> datetime | None:
     """When the next Tick is due, or None when nothing waits on the clock."""
-    if state.over or state.tie:
+    if state.over:
         return None
     times: list[datetime] = []
+    if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
+        times.append(min(state.crown_reminder_at, crown_due(state)))
+    if state.tie:
+        return min(times) if times else None
     if state.reminder_at is not None:
         times.append(state.reminder_at)
     current = state.current
@@ -104,6 +109,12 @@ def next_deadline(state: GameState) -> datetime | None:
         elif state.phase is Phase.VOTING:
             times.append(current.vote_deadline)
     return min(times) if times else None
+
+
+def crown_due(state: GameState) -> datetime:
+    """213, 214: when the crown passes on if the deposed King has not chosen a successor."""
+    assert state.deposed_at is not None
+    return state.deposed_at + timedelta(days=params.effective(state)["crown_days"])
 
 
 def find_player(state: GameState, who: str) -> Player | None:
@@ -125,7 +136,9 @@ def find_player(state: GameState, who: str) -> Player | None:
 
 def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
-    step = _Step(state, now)
+    in_use = [n for rule in state.rules for n in rule.numbers]
+    first = max([state.next_proposal_number, *(n + 1 for n in in_use)])  # 109: no collision
+    step = _Step(replace(state, next_proposal_number=first), now)
     step.notify(NoticeKind.GAME_STARTED, EVERYONE, **view.ruleset_data(step.state))
     order = turn_order(step.state)
     if order:
@@ -154,7 +167,9 @@ class _Step:
 
     # ----- plumbing ---------------------------------------------------------------------------
 
-    def notify(self, kind: NoticeKind, to: tuple[str, ...], thread: str = "", **data: Any) -> None:
+    def notify(
+        self, kind: NoticeKind, to: tuple[str, ...], thread: Thread | None = None, **data: Any
+    ) -> None:
         if to:
             self.effects.append(Notice(kind, to, data, thread))
 
@@ -190,7 +205,8 @@ class _Step:
             raise Refusal(Reason.NOT_ACTIVE)
         if self.state.over:
             raise Refusal(Reason.GAME_OVER, winner=self.name_of(self.state.winner))
-        if self.state.tie and not isinstance(cmd, NameWinner | OpenAppeal | Agree | GiveRuling):
+        tie_moves = (NameWinner, OpenAppeal, Agree, GiveRuling, Quit, Accuse, NameChampion, Crown)
+        if self.state.tie and not isinstance(cmd, tie_moves):
             raise Refusal(Reason.WRONG_PHASE, phase="tie")
 
     def name_of(self, email: str | None) -> str:
@@ -355,12 +371,20 @@ class _Step:
         self.check_state_limits(scratch.state)
 
     def check_state_limits(self, state: GameState) -> None:
+        values = params.effective(state)
         count = state.mutable_count
-        cap = params.effective(state)["max_mutable_rules"]
+        cap = values["max_mutable_rules"]
         if count > cap:
             raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
         if count < 1:
             raise Refusal(Reason.NO_MUTABLE_LEFT)
+        if values["debate_days"] < values["debate_days_min"]:  # 111, 112: the minimum holds
+            raise Refusal(
+                Reason.BAD_PARAMETER,
+                name="debate_days",
+                value=str(values["debate_days"]),
+                allowed=f">= {values['debate_days_min']} (112)",
+            )
 
     def check_sets(self, kind: ProposalKind, sets: tuple[tuple[str, str], ...]) -> None:
         if not sets:
@@ -394,7 +418,7 @@ class _Step:
         old_text = _old_text(kind, rule, amendment)
         p = self.params()
         number = self.state.next_proposal_number  # 109: only proper proposals take a number
-        debate_ends = self.now + timedelta(days=p["debate_days"])
+        debate_ends = self.now + timedelta(days=params.debate_days(p))  # 112: at least a week
         proposal = Proposal(
             number=number,
             proposer=cmd.sender,
@@ -427,7 +451,7 @@ class _Step:
         self.notify(
             kind,
             EVERYONE,
-            thread=f"proposal-{proposal.number}",
+            thread=Thread.proposal(proposal.number),
             proposal=view.proposal_data(self.state, proposal),
             diff=_diff(proposal),
             proposer=self.name_of(proposal.proposer),
@@ -468,9 +492,12 @@ class _Step:
 
     def extend(self, cmd: Extend) -> tuple[Done, dict[str, Any]]:
         self.require_king(cmd.sender)
-        proposal = self.current_for(cmd.number or self.state.current_proposal or 0)
+        number = cmd.number or self.state.current_proposal
+        if number is None:
+            raise Refusal(Reason.WRONG_PHASE, phase=self.state.phase.value)
+        proposal = self.current_for(number)
         if self.state.phase is not Phase.DEBATE:
-            raise Refusal(Reason.DEBATE_OVER, number=cmd.number)
+            raise Refusal(Reason.DEBATE_OVER, number=proposal.number)
         if not 1 <= cmd.days <= 365:
             raise Refusal(Reason.BAD_DAYS, days=cmd.days)
         more = timedelta(days=cmd.days)
@@ -484,7 +511,7 @@ class _Step:
         self.notify(
             NoticeKind.DEBATE_EXTENDED,
             EVERYONE,
-            thread=f"proposal-{longer.number}",
+            thread=Thread.proposal(longer.number),
             number=longer.number,
             days=cmd.days,
             **self.deadlines(longer),
@@ -551,7 +578,7 @@ class _Step:
         self.notify(
             NoticeKind.VOTE_RESULT,
             EVERYONE,
-            thread=f"proposal-{closed.number}",
+            thread=Thread.proposal(closed.number),
             proposal=view.proposal_data(self.state, closed),
             adopted=passed,
             outcome=outcome,
@@ -598,7 +625,10 @@ class _Step:
     def adopt(self, proposal: Proposal) -> None:
         """207: takes full effect now; 109: the rule takes the proposal's number."""
         n, kind = proposal.number, proposal.kind
-        entry = HistoryEntry(n, _PAST[kind], self.now, proposal=n)
+        old = self.state.rule_by_identity(proposal.target or 0)
+        # 109: a repeal leaves the rule's number as it was; every other change renumbers it
+        number = old.number if old is not None and kind is ProposalKind.REPEAL else n
+        entry = HistoryEntry(number, _PAST[kind], self.now, proposal=n)
         if kind is ProposalKind.ENACT:
             title = proposal.text.splitlines()[0][:80] if proposal.text else ""
             rule = Rule(
@@ -612,7 +642,6 @@ class _Step:
             )
             self.state = self.state.with_rule(rule)
             return
-        old = self.state.rule_by_identity(proposal.target or 0)
         assert old is not None
         history = (*old.history, entry)
         seq = proposal.amendment_seq
@@ -664,7 +693,7 @@ class _Step:
         self.notify(
             NoticeKind.PARAMETER_PROMPT,
             self.to_king(),
-            thread=f"parameters-{rule.identity}-{proposal.number}",
+            thread=Thread.parameters(rule.identity, proposal.number),
             rule=rule.number,
             proposal=proposal.number,
             parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
@@ -678,7 +707,7 @@ class _Step:
         self.notify(
             NoticeKind.AWARD_REMINDER if reminder else NoticeKind.AWARD_PROMPT,
             self.to_king(),
-            thread=f"award-{proposal.number if proposal else 0}",
+            thread=Thread.award(proposal.number if proposal else None),
             player=self.name_of(self.state.turn_player),
             proposal=proposal.number if proposal else None,
             adopted=proposal.status is ProposalStatus.ADOPTED if proposal else False,
@@ -712,13 +741,41 @@ class _Step:
         elif len(crossing) > 1:
             emails = tuple(p.email for p in crossing)
             self.state = replace(self.state, tie=emails, reminder_at=None)
-            self.notify(
-                NoticeKind.TIE_PROMPT,
-                self.to_king(),
-                thread="tie",
-                players=[{"name": p.name, "score": p.score} for p in crossing],
-                target=target,
-            )
+            self.prompt_tie()
+
+    def prompt_tie(self) -> None:
+        crossing = [p for p in turn_order(self.state) if p.email in self.state.tie]
+        self.notify(
+            NoticeKind.TIE_PROMPT,
+            self.to_king(),
+            thread=Thread.tie(),
+            players=[{"name": p.name, "score": p.score} for p in crossing],
+            target=self.params()["winning_score"],
+        )
+
+    def settle_tie(self) -> None:
+        """209 with 114 and 213: a tie loses who left or fell below the line; one left wins."""
+        s = self.state
+        if not s.tie or s.over:
+            return
+        target = self.params()["winning_score"]
+        level = tuple(
+            e for e in s.tie if (p := s.player(e)) is not None and p.active and p.score >= target
+        )
+        if level == s.tie:
+            return
+        self.state = replace(s, tie=level)
+        if len(level) == 1:
+            self.finish(level[0], "209")
+        elif not level:  # nobody is over the line any more: the turn goes on where it stood
+            turn_player = s.player(s.turn_player or "")
+            if s.phase is Phase.AWARD:  # the award was given: the turn is over
+                self.end_turn(completed=True)
+            elif turn_player is None or not turn_player.active:
+                self.end_turn(completed=False)
+            else:  # the vote was closed: the King's award is next
+                self.state = replace(self.state, phase=Phase.AWARD, reminder_at=self.now + DAY)
+                self.prompt_award()
 
     def finish(self, winner: str | None, rule: str) -> None:
         self.state = replace(self.state, phase=Phase.OVER, winner=winner, tie=(), reminder_at=None)
@@ -793,9 +850,8 @@ class _Step:
         question = cmd.question.strip()
         if not question:
             raise Refusal(Reason.EMPTY_TEXT)
-        king = self.state.king
-        judge = king if king is not None and king != cmd.sender else None
-        appeal = self.file_appeal(AppealKind.APPEAL, cmd.sender, question, judge=judge)
+        appeal = self.file_appeal(AppealKind.APPEAL, cmd.sender, question)
+        judge = self.state.judge_of(appeal)
         return Done.APPEAL_OPENED, {"id": appeal.id, "judge": self.name_of(judge)}
 
     def accuse(self, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
@@ -815,7 +871,6 @@ class _Step:
         kind: AppealKind,
         appellant: str,
         question: str,
-        judge: str | None = None,
         accused: str | None = None,
     ) -> Appeal:
         """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
@@ -825,17 +880,16 @@ class _Step:
             appellant=appellant,
             question=question,
             opened_at=self.now,
-            judge=judge,
             accused=accused,
         )
         self.state = self.state.with_appeal(appeal)
         self.notify(
             NoticeKind.APPEAL_OPENED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, appeal),
         )
-        if appeal.judge is None:
+        if self.state.judge_of(appeal) is None:
             self.prompt_champion(appeal)
         return appeal
 
@@ -843,7 +897,7 @@ class _Step:
         self.notify(
             NoticeKind.CHAMPION_PROMPT,
             self.to_king(),
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, appeal),
         )
 
@@ -858,27 +912,27 @@ class _Step:
     def name_champion(self, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
         self.require_king(cmd.sender)
         appeal = self.open_appeal_for(cmd.appeal)
-        if appeal.judge is not None:
-            raise Refusal(
-                Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(appeal.judge)
-            )
+        judge = self.state.judge_of(appeal)
+        if judge is not None:
+            raise Refusal(Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(judge))
         champion = self.resolve(cmd.who)
         if champion.email == self.state.king:  # 212: the King cannot judge his own appeal
             raise Refusal(Reason.KING_CANNOT_JUDGE, id=appeal.id)
-        named = replace(appeal, judge=champion.email)
+        named = replace(appeal, champion=champion.email)
         self.state = self.state.with_appeal(named)
         self.notify(
             NoticeKind.CHAMPION_NAMED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, named),
         )
         return Done.CHAMPION_NAMED, {"id": appeal.id, "champion": champion.name}
 
     def give_ruling(self, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
         appeal = self.open_appeal_for(cmd.appeal)
-        if appeal.judge != cmd.sender:
-            raise Refusal(Reason.NOT_JUDGE, id=appeal.id, judge=self.name_of(appeal.judge))
+        judge = self.state.judge_of(appeal)  # 212, 214: whoever is King when he rules
+        if judge != cmd.sender:
+            raise Refusal(Reason.NOT_JUDGE, id=appeal.id, judge=self.name_of(judge))
         text = cmd.text.strip()
         if not text:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -899,7 +953,7 @@ class _Step:
         self.notify(
             NoticeKind.RULING_PUBLISHED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, ruled),
         )
         return Done.RULING_PUBLISHED, {"id": appeal.id}
@@ -932,7 +986,7 @@ class _Step:
             self.notify(
                 NoticeKind.APPEAL_SETTLED,
                 EVERYONE,
-                thread=f"appeal-{appeal.id}",
+                thread=Thread.appeal(appeal.id),
                 appeal=view.appeal_data(self.state, settled),
             )
             self.carry_out(settled)
@@ -940,7 +994,7 @@ class _Step:
             self.notify(
                 NoticeKind.RULING_FAILED,
                 EVERYONE,
-                thread=f"appeal-{appeal.id}",
+                thread=Thread.appeal(appeal.id),
                 appeal=view.appeal_data(self.state, appeal),
             )
 
@@ -967,16 +1021,24 @@ class _Step:
         self.notify(
             NoticeKind.KING_DEPOSED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             king=old.name,
             penalty=penalty,
             appeal=appeal.id,
         )
         self.broadcast_ruleset()
         if old.active:
-            self.notify(NoticeKind.CROWN_PROMPT, (old.email,), thread=f"appeal-{appeal.id}")
+            self.state = replace(self.state, deposed_at=self.now, crown_reminder_at=self.now + DAY)
+            self.notify(
+                NoticeKind.CROWN_PROMPT,
+                (old.email,),
+                thread=Thread.appeal(appeal.id),
+                reminder=False,
+                due=crown_due(self.state),
+            )
         else:
             self.crown_successor_of(old.email)
+        self.settle_tie()
 
     def crown(self, cmd: Crown) -> tuple[Done, dict[str, Any]]:
         if self.state.deposed != cmd.sender:
@@ -989,23 +1051,27 @@ class _Step:
 
     def make_king(self, email: str, rule: str) -> None:
         """214: one King at a time; the old King, if any, is a subject from now."""
-        self.state = replace(self.state, king=email, deposed=None)
+        self.state = replace(
+            self.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
+        )
         self.notify(NoticeKind.KING_CROWNED, EVERYONE, king=self.name_of(email), rule=rule)
-        for appeal in self.state.open_appeals:
-            if appeal.judge is None and appeal.kind is AppealKind.APPEAL:
-                if appeal.appellant != email:
-                    self.state = self.state.with_appeal(replace(appeal, judge=email))
-                else:
-                    self.prompt_champion(appeal)
-        if self.state.phase is Phase.AWARD:
+        for appeal in self.state.open_appeals:  # 212: the new King judges, or names a Champion
+            if self.state.judge_of(appeal) is None:
+                self.prompt_champion(appeal)
+        if self.state.tie:  # 209: the new King decides between the players level
+            self.prompt_tie()
+        elif self.state.phase is Phase.AWARD:
             self.prompt_award()
 
-    def crown_successor_of(self, email: str) -> None:
+    def crown_successor_of(self, email: str, rule: str = "114") -> None:
+        """The next player in turn order after `email` is King (see docs/interpretation.md)."""
         successor = self.player_after(email)
         if successor is not None and successor != email:
-            self.make_king(successor, "114")
+            self.make_king(successor, rule)
         else:
-            self.state = replace(self.state, king=None, deposed=None)
+            self.state = replace(
+                self.state, king=None, deposed=None, deposed_at=None, crown_reminder_at=None
+            )
 
     # ----- leaving the game (114) ---------------------------------------------------------------
 
@@ -1036,13 +1102,20 @@ class _Step:
         if self.state.king == cmd.sender or self.state.deposed == cmd.sender:
             self.crown_successor_of(cmd.sender)
         for appeal in self.state.open_appeals:
-            if appeal.judge == cmd.sender:
-                self.state = self.state.with_appeal(replace(appeal, judge=None))
-                self.prompt_champion(appeal)
+            if appeal.champion == cmd.sender:  # 212: the King names another Champion
+                appeal = replace(appeal, champion=None)
+                self.state = self.state.with_appeal(appeal)
+                if self.state.judge_of(appeal) is None:
+                    self.prompt_champion(appeal)
             self.weigh(appeal.id)
-        if self.state.over:
+        self.settle_tie()
+        if self.state.over or self.state.tie:
             return Done.QUIT_RECORDED, {}
-        if was_turn and self.state.phase is not Phase.APPEAL:
+        if (
+            was_turn
+            and self.state.turn_player == cmd.sender
+            and self.state.phase is not Phase.APPEAL
+        ):
             self.end_turn(completed=False)
         elif self.state.phase is Phase.VOTING and self.everyone_voted():
             self.close_vote()
@@ -1069,27 +1142,54 @@ class _Step:
     # ----- the clock ----------------------------------------------------------------------------
 
     def tick(self) -> None:
+        self.crown_deadline()
         s = self.state
         if s.over or s.tie:
             return
         proposal = s.current
         if s.phase is Phase.DEBATE and proposal is not None and self.now >= proposal.debate_ends:
-            self.state = replace(s, phase=Phase.VOTING)
-            self.notify(
-                NoticeKind.DEBATE_ENDED,
-                EVERYONE,
-                thread=f"proposal-{proposal.number}",
-                number=proposal.number,
-                vote_deadline=proposal.vote_deadline,
-                missing=self.missing_voters(),
-            )
-            if self.everyone_voted():
+            voting = replace(proposal, status=ProposalStatus.VOTING)
+            self.state = replace(s.with_proposal(voting), phase=Phase.VOTING)
+            if self.everyone_voted():  # no "vote now" when the vote closes at once
                 self.close_vote()
+            else:
+                self.notify(
+                    NoticeKind.DEBATE_ENDED,
+                    EVERYONE,
+                    thread=Thread.proposal(proposal.number),
+                    number=proposal.number,
+                    vote_deadline=proposal.vote_deadline,
+                    missing=self.missing_voters(),
+                )
         elif (
             s.phase is Phase.VOTING and proposal is not None and self.now >= proposal.vote_deadline
         ):
             self.close_vote()
         self.remind()
+
+    def crown_deadline(self) -> None:
+        """213: remind the deposed King daily; when `crown_days` pass, the crown passes on."""
+        s = self.state
+        if s.over or s.deposed is None or s.deposed_at is None or s.crown_reminder_at is None:
+            return
+        due = crown_due(s)
+        if self.now >= due:
+            self.crown_successor_of(s.deposed, rule="213")
+            return
+        if self.now < s.crown_reminder_at:
+            return
+        following = s.crown_reminder_at
+        while following <= self.now:
+            following += DAY
+        self.state = replace(s, crown_reminder_at=following)
+        accusations = [a for a in s.appeals if a.accused == s.deposed]
+        self.notify(
+            NoticeKind.CROWN_PROMPT,
+            (s.deposed,),
+            thread=Thread.appeal(accusations[-1].id) if accusations else None,
+            reminder=True,
+            due=due,
+        )
 
     def missing_voters(self) -> list[str]:
         proposal = self.state.current
@@ -1122,7 +1222,7 @@ class _Step:
                 self.notify(
                     NoticeKind.VOTE_REMINDER,
                     EVERYONE,
-                    thread=f"proposal-{proposal.number}",
+                    thread=Thread.proposal(proposal.number),
                     number=proposal.number,
                     vote_deadline=proposal.vote_deadline,
                     missing=missing,
