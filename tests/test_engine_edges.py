@@ -6,6 +6,7 @@ and notices out, read as a player reads them.
 
 from __future__ import annotations
 
+import mailbox
 from collections.abc import Iterator
 from datetime import datetime
 from email import message_from_bytes, policy
@@ -313,3 +314,75 @@ def test_a_deposed_king_who_never_crowns_is_reminded_then_the_crown_passes(
     assert game.state.king == BOB and game.state.deposed is None  # after Ada in turn order
     crowned = text(sent(game, "king_crowned")[-1])
     assert "Bob Rossi" in crowned and "213" in crowned
+
+
+# --- the mail a player reads of these changes (issue 6, the engine's part) ------------------
+
+
+def replayed(language: str, tmp_path: Path) -> list[EmailMessage]:
+    from examples.make_examples import write
+    from referee.replay import replay
+
+    write(tmp_path)
+    settings = load_settings(tmp_path / f"game-{language}.toml")
+    out = tmp_path / "sent.mbox"
+    result = replay(settings, tmp_path / f"game-{language}.mbox", out=out)
+    assert result.state.winner == BOB
+    messages = []
+    for entry in mailbox.mbox(str(out)):
+        message = message_from_bytes(entry.as_bytes(), policy=policy.default)
+        assert isinstance(message, EmailMessage)
+        messages.append(message)
+    return messages
+
+
+def to(message: EmailMessage) -> str:
+    return str(message["To"].addresses[0].addr_spec)
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_one_ruleset_mail_per_change_saying_what_changed(language: str, tmp_path: Path) -> None:
+    """205: one ruleset-and-scores mail per change, opening with the change; 206 named."""
+    messages = replayed(language, tmp_path)
+    ruleset = "ruleset and scores" if language == "en" else "Regolamento e punteggi"
+    rulesets = [m for m in messages if ruleset in str(m["Subject"])]
+    stamps = [(to(m), str(m["Date"])) for m in rulesets]
+    assert rulesets and len(stamps) == len(set(stamps))  # never two in one step
+    opening = "What changed:" if language == "en" else "Che cosa è cambiato:"
+    assert all(opening in text(m) for m in rulesets)
+    last = next(m for m in reversed(rulesets) if to(m) == BOB)
+    bonus = (
+        "the dissent bonus (rule 206)" if language == "en" else "premio al dissenso (regola 206)"
+    )
+    assert f"Bob Rossi: +10 points, {bonus}" in text(last).replace("punti", "points")
+    result_307 = next(
+        m
+        for m in messages
+        if "307" in str(m["Subject"])
+        and to(m) == BOB
+        and "Re:" not in str(m["Subject"])
+        and ("adopted" in str(m["Subject"]) or "adottata" in str(m["Subject"]))
+    )
+    assert bonus in text(result_307)  # the result names the score change that decides the game
+    # the parameter prompt names rule 301 by the number it had and the one it has now
+    prompt = next(
+        m for m in messages if "parameters" in str(m["Subject"]) or "parametri" in str(m["Subject"])
+    )
+    assert ("rule 301 (now rule 304)" if language == "en" else "regola 301 (ora regola 304)") in (
+        text(prompt)
+    )
+
+
+def test_no_vote_now_in_the_minute_the_vote_closes_and_revisions_diff_the_old_text(
+    tmp_path: Path,
+) -> None:
+    messages = replayed("en", tmp_path)
+    for ended in (m for m in messages if "debate" in str(m["Subject"]).lower()):
+        results = [
+            m for m in messages if m["Date"] == ended["Date"] and "adopted" in str(m["Subject"])
+        ]
+        assert not results
+    revised = next(m for m in messages if "revised" in str(m["Subject"]) and to(m) == ADA)
+    body = text(revised)
+    assert "-The first player to reach 25 points wins." in body
+    assert "+The first player to reach 25 (positive) points wins." in body

@@ -13,7 +13,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import params, view
+from referee.core import changes, params, view
+from referee.core.changes import (
+    Changes,
+    RuleChange,
+    RuleChangeKind,
+    ScoreCause,
+    ScoreChange,
+    changes_data,
+)
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -153,6 +161,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
         step.tick()
     else:
         step.command(event)
+    step.publish_changes()
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 
 
@@ -164,6 +173,7 @@ class _Step:
         self.state = state
         self.now = now
         self.effects: list[Effect] = []
+        self.changes = Changes()
 
     # ----- plumbing ---------------------------------------------------------------------------
 
@@ -179,9 +189,20 @@ class _Step:
     def params(self) -> dict[str, int]:
         return params.effective(self.state)
 
-    def broadcast_ruleset(self) -> None:
-        """205: every change to the rules or the scores goes to every player."""
-        self.notify(NoticeKind.RULESET, EVERYONE, **view.ruleset_data(self.state))
+    def record(self, change: RuleChange | ScoreChange) -> None:
+        """205: a change to the rules or the scores, for the step's one ruleset mail."""
+        self.changes = self.changes.plus(change)
+
+    def publish_changes(self) -> None:
+        """205: one ruleset-and-scores mail per step, opening with what changed."""
+        if self.changes:
+            self.notify(
+                NoticeKind.RULESET,
+                EVERYONE,
+                changes=changes_data(self.changes),
+                **view.ruleset_data(self.state),
+            )
+            self.changes = Changes()
 
     def command(self, cmd: Command) -> None:
         handler = _HANDLERS[type(cmd)]
@@ -192,6 +213,7 @@ class _Step:
         except Refusal as refusal:  # a refused command changes nothing and says only why
             self.state = before
             self.effects = [Outcome(False, refusal.reason.value, refusal.data)]
+            self.changes = Changes()
             return
         self.effects.insert(0, Outcome(True, done.value, data))
 
@@ -309,7 +331,7 @@ class _Step:
             rule=rule.number,
             rounds=self.state.rounds_completed,
         )
-        self.broadcast_ruleset()
+        self.record(RuleChange(RuleChangeKind.MAJORITY, rule.identity, rule.number, rule.number))
 
     # ----- proposals (103, 107, 109, 110, 112, 115, 210) ----------------------------------------
 
@@ -447,13 +469,20 @@ class _Step:
     def deadlines(self, proposal: Proposal) -> dict[str, Any]:
         return {"debate_ends": proposal.debate_ends, "vote_deadline": proposal.vote_deadline}
 
-    def circulate(self, kind: NoticeKind, proposal: Proposal) -> None:
+    def circulate(self, kind: NoticeKind, proposal: Proposal, previous: str | None = None) -> None:
+        """107: the proposal to everyone, with what it changes: against the text in force, or
+        for a revision (112) against the proposal's previous text."""
+        old_text = proposal.old_text if previous is None else previous
+        new_text = proposal.text if proposal.kind.has_text else ""
+        label = "in force" if previous is None else f"proposal {proposal.number} before"
         self.notify(
             kind,
             EVERYONE,
             thread=Thread.proposal(proposal.number),
             proposal=view.proposal_data(self.state, proposal),
-            diff=_diff(proposal),
+            diff=_diff(proposal, old_text, label),
+            old_text="" if proposal.kind is ProposalKind.TRANSMUTE else old_text,
+            new_text=new_text,
             proposer=self.name_of(proposal.proposer),
         )
 
@@ -487,7 +516,8 @@ class _Step:
         )
         self.check_outcome(revised)
         self.state = self.state.with_proposal(revised)
-        self.circulate(NoticeKind.PROPOSAL_REVISED, revised)  # 112: votes cast are void
+        # 112: votes cast are void; the diff is against the text they voted on
+        self.circulate(NoticeKind.PROPOSAL_REVISED, revised, previous=proposal.text)
         return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
 
     def extend(self, cmd: Extend) -> tuple[Done, dict[str, Any]]:
@@ -563,6 +593,14 @@ class _Step:
         status = ProposalStatus.ADOPTED if passed else ProposalStatus.REJECTED
         closed = replace(proposal, status=status, outcome=outcome)
         self.state = replace(self.state.with_proposal(closed), reminder_at=None)
+        before, mark = self.changes, len(self.effects)
+        if passed:
+            self.adopt(closed)
+            if not unanimous:  # 206: only when a change could pass without unanimity
+                self.dissent_bonus(ballots, closed.number)
+        made = Changes(
+            self.changes.rules[len(before.rules) :], self.changes.scores[len(before.scores) :]
+        )
         rows = [
             {
                 "name": p.name,
@@ -586,12 +624,10 @@ class _Step:
             yes=yes,
             no=len(voters) - yes,
             ballots=rows,
+            changes=changes_data(made),  # the rule it changed and every score it moved
         )
+        self.effects.insert(mark, self.effects.pop())  # the result before what adoption asks
         if passed:
-            self.adopt(closed)
-            if not unanimous:  # 206: only when a change could pass without unanimity
-                self.dissent_bonus(ballots)
-            self.broadcast_ruleset()
             self.check_winner()
         if self.state.over or self.state.tie:
             return
@@ -615,12 +651,15 @@ class _Step:
         self.check_limits(proposal.kind, rule)
         self.check_outcome(proposal)
 
-    def dissent_bonus(self, ballots: dict[str, bool]) -> None:
+    def dissent_bonus(self, ballots: dict[str, bool], number: int) -> None:
+        """206: who voted against a change adopted without unanimity gains the bonus."""
         bonus = self.params()["dissent_bonus"]
-        for who, yes in ballots.items():
-            player = self.state.player(who)
-            if not yes and player is not None and bonus:
-                self.state = self.state.with_player(replace(player, score=player.score + bonus))
+        for p in turn_order(self.state):
+            if ballots.get(p.email) is False and bonus:
+                self.state = self.state.with_player(replace(p, score=p.score + bonus))
+                self.record(
+                    ScoreChange(p.name, p.email, bonus, ScoreCause.DISSENT_BONUS, proposal=number)
+                )
 
     def adopt(self, proposal: Proposal) -> None:
         """207: takes full effect now; 109: the rule takes the proposal's number."""
@@ -641,6 +680,16 @@ class _Step:
                 history=(entry,),
             )
             self.state = self.state.with_rule(rule)
+            self.record(
+                RuleChange(
+                    RuleChangeKind(kind.value),
+                    n,
+                    None,
+                    n,
+                    proposal=n,
+                    parameters=changes.parameter_changes((), proposal.sets),
+                )
+            )
             return
         assert old is not None
         history = (*old.history, entry)
@@ -673,6 +722,16 @@ class _Step:
             new = replace(old, number=n, amendments=amendments, history=history)
         new = replace(new, parameters=params.merge(new.parameters, proposal.sets))
         self.state = self.state.with_rule(new)
+        self.record(
+            RuleChange(
+                RuleChangeKind(kind.value),
+                old.identity,
+                old.number,
+                new.number,
+                proposal=n,
+                parameters=changes.parameter_changes(old.parameters, new.parameters),
+            )
+        )
         if kind in AMENDING_KINDS:
             if old.identity == RULE_ADOPTION:
                 self.state = replace(self.state, rule_204_amended=True)
@@ -695,6 +754,7 @@ class _Step:
             self.to_king(),
             thread=Thread.parameters(rule.identity, proposal.number),
             rule=rule.number,
+            rule_was=proposal.target_number,  # the number it had when proposed (109)
             proposal=proposal.number,
             parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
         )
@@ -726,7 +786,8 @@ class _Step:
         player = self.state.player(email) if email else None
         assert player is not None
         self.state = self.state.with_player(replace(player, score=player.score + cmd.points))
-        self.broadcast_ruleset()
+        current = self.state.current_proposal
+        self.record(ScoreChange(player.name, player.email, cmd.points, ScoreCause.AWARD, current))
         self.check_winner()
         if not self.state.over and not self.state.tie:
             self.end_turn(completed=True)
@@ -841,7 +902,16 @@ class _Step:
             self.state.with_rule(changed),
             parameter_questions=tuple(q for q in questions if q.names),
         )
-        self.broadcast_ruleset()
+        self.record(
+            RuleChange(
+                RuleChangeKind.PARAMETER,
+                rule.identity,
+                rule.number,
+                rule.number,
+                proposal=question.proposal,
+                parameters=changes.parameter_changes(rule.parameters, changed.parameters),
+            )
+        )
         return Done.PARAMETER_SET, {"rule": rule.number, "name": name, "value": cmd.value.strip()}
 
     # ----- appeals and accusations (212, 213, 214, 215) -----------------------------------------
@@ -1026,7 +1096,7 @@ class _Step:
             penalty=penalty,
             appeal=appeal.id,
         )
-        self.broadcast_ruleset()
+        self.record(ScoreChange(old.name, old.email, -penalty, ScoreCause.DEPOSITION))
         if old.active:
             self.state = replace(self.state, deposed_at=self.now, crown_reminder_at=self.now + DAY)
             self.notify(
@@ -1254,15 +1324,15 @@ def _old_text(kind: ProposalKind, rule: Rule | None, amendment: Amendment | None
     return rule.text
 
 
-def _diff(proposal: Proposal) -> str:
+def _diff(proposal: Proposal, old_text: str, label: str) -> str:
     """107: what the proposal changes, as a unified diff of the text."""
     if proposal.kind is ProposalKind.TRANSMUTE:
         return ""
     new = proposal.text if proposal.kind.has_text else ""
     lines = difflib.unified_diff(
-        proposal.old_text.splitlines(),
+        old_text.splitlines(),
         new.splitlines(),
-        fromfile="in force",
+        fromfile=label,
         tofile=f"proposal {proposal.number}",
         lineterm="",
     )
