@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import changes, params, view
+from referee.core import changes, params, procedure, view
 from referee.core.changes import (
     Changes,
     RuleChange,
@@ -218,18 +218,10 @@ class _Step:
         self.effects.insert(0, Outcome(True, done.value, data))
 
     def gate(self, cmd: Command) -> None:
-        player = self.state.player(cmd.sender)
-        if player is None:
-            raise Refusal(Reason.NOT_ACTIVE)
-        if isinstance(cmd, Query):
-            return
-        if not player.active:
-            raise Refusal(Reason.NOT_ACTIVE)
-        if self.state.over:
-            raise Refusal(Reason.GAME_OVER, winner=self.name_of(self.state.winner))
-        tie_moves = (NameWinner, OpenAppeal, Agree, GiveRuling, Quit, Accuse, NameChampion, Crown)
-        if self.state.tie and not isinstance(cmd, tie_moves):
-            raise Refusal(Reason.WRONG_PHASE, phase="tie")
+        """The one legality check, from the table in `procedure` (every rule of who and when)."""
+        refused = procedure.bar(self.state, cmd)
+        if refused is not None:
+            raise Refusal(refused.reason, **refused.data)
 
     def name_of(self, email: str | None) -> str:
         if email is None:
@@ -242,12 +234,6 @@ class _Step:
         if p is None or not p.active:
             raise Refusal(Reason.UNKNOWN_PLAYER, who=who)
         return p
-
-    def require_king(self, sender: str) -> None:
-        if self.state.king is None:
-            raise Refusal(Reason.NO_KING)
-        if sender != self.state.king:
-            raise Refusal(Reason.NOT_KING, king=self.name_of(self.state.king))
 
     # ----- turns (201, 202, 212) ----------------------------------------------------------------
 
@@ -335,15 +321,6 @@ class _Step:
 
     # ----- proposals (103, 107, 109, 110, 112, 115, 210) ----------------------------------------
 
-    def require_turn(self, sender: str) -> None:
-        s = self.state
-        if s.phase is Phase.APPEAL:
-            raise Refusal(Reason.APPEAL_PENDING, appeals=[a.id for a in s.open_appeals])
-        if s.turn_player != sender:
-            raise Refusal(Reason.NOT_YOUR_TURN, player=self.name_of(s.turn_player))
-        if s.phase is not Phase.PROPOSE:
-            raise Refusal(Reason.WRONG_PHASE, phase=s.phase.value)
-
     def target_rule(self, number: int | None, need_mutable: bool) -> Rule:
         rule = self.state.rule_by_number(number) if number is not None else None
         if rule is None:
@@ -419,7 +396,6 @@ class _Step:
             raise Refusal(reason, name=problem.name, value=problem.value, allowed=problem.detail)
 
     def propose(self, cmd: Propose) -> tuple[Done, dict[str, Any]]:
-        self.require_turn(cmd.sender)
         kind = cmd.kind
         sets = params.normalise_sets(cmd.sets)
         rule: Rule | None = None
@@ -499,10 +475,6 @@ class _Step:
 
     def revise(self, cmd: Revise) -> tuple[Done, dict[str, Any]]:
         proposal = self.current_for(cmd.number)
-        if proposal.proposer != cmd.sender:
-            raise Refusal(Reason.NOT_PROPOSER, number=cmd.number)
-        if self.state.phase is not Phase.DEBATE:
-            raise Refusal(Reason.DEBATE_OVER, number=cmd.number)
         if not proposal.kind.has_text:
             raise Refusal(Reason.NO_TEXT_TO_REVISE, number=cmd.number)
         text = cmd.text.strip()
@@ -521,13 +493,7 @@ class _Step:
         return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
 
     def extend(self, cmd: Extend) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
-        number = cmd.number or self.state.current_proposal
-        if number is None:
-            raise Refusal(Reason.WRONG_PHASE, phase=self.state.phase.value)
-        proposal = self.current_for(number)
-        if self.state.phase is not Phase.DEBATE:
-            raise Refusal(Reason.DEBATE_OVER, number=proposal.number)
+        proposal = self.current_for(cmd.number or self.state.current_proposal or 0)
         if not 1 <= cmd.days <= 365:
             raise Refusal(Reason.BAD_DAYS, days=cmd.days)
         more = timedelta(days=cmd.days)
@@ -776,9 +742,6 @@ class _Step:
         )
 
     def award(self, cmd: Award) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
-        if self.state.phase is not Phase.AWARD:
-            raise Refusal(Reason.WRONG_PHASE, phase=self.state.phase.value)
         p = self.params()
         if not p["award_min"] <= cmd.points <= p["award_max"]:
             raise Refusal(Reason.AWARD_OUT_OF_RANGE, low=p["award_min"], high=p["award_max"])
@@ -851,9 +814,6 @@ class _Step:
         )
 
     def name_winner(self, cmd: NameWinner) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
-        if not self.state.tie:
-            raise Refusal(Reason.NO_TIE)
         chosen = self.resolve(cmd.who)
         if chosen.email not in self.state.tie:
             raise Refusal(Reason.NOT_IN_TIE, who=chosen.name)
@@ -863,7 +823,6 @@ class _Step:
     # ----- parameters the King settles ----------------------------------------------------------
 
     def confirm(self, cmd: Confirm) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         rule = self.state.rule_by_number(cmd.rule)
         questions = [q for q in self.state.parameter_questions if rule and q.rule == rule.identity]
         if rule is None or not questions:
@@ -878,7 +837,6 @@ class _Step:
         return Done.PARAMETERS_CONFIRMED, {"rule": rule.number, "parameters": kept}
 
     def set_parameter(self, cmd: SetParameter) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         name = cmd.name.strip().lower()
         asked = [q for q in self.state.parameter_questions if name in q.names]
         if not asked:
@@ -926,10 +884,6 @@ class _Step:
 
     def accuse(self, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
         king = self.state.king
-        if king is None:
-            raise Refusal(Reason.NO_KING)
-        if cmd.sender == king:
-            raise Refusal(Reason.KING_CANNOT_ACCUSE)
         evidence = cmd.evidence.strip()
         if not evidence:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -980,7 +934,6 @@ class _Step:
         return appeal
 
     def name_champion(self, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         appeal = self.open_appeal_for(cmd.appeal)
         judge = self.state.judge_of(appeal)
         if judge is not None:
@@ -1000,9 +953,6 @@ class _Step:
 
     def give_ruling(self, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
         appeal = self.open_appeal_for(cmd.appeal)
-        judge = self.state.judge_of(appeal)  # 212, 214: whoever is King when he rules
-        if judge != cmd.sender:
-            raise Refusal(Reason.NOT_JUDGE, id=appeal.id, judge=self.name_of(judge))
         text = cmd.text.strip()
         if not text:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -1111,8 +1061,6 @@ class _Step:
         self.settle_tie()
 
     def crown(self, cmd: Crown) -> tuple[Done, dict[str, Any]]:
-        if self.state.deposed != cmd.sender:
-            raise Refusal(Reason.NOT_DEPOSED)
         chosen = self.resolve(cmd.who)
         if chosen.email == cmd.sender:
             raise Refusal(Reason.CANNOT_CROWN_SELF)
