@@ -1,0 +1,286 @@
+"""Appeals, Champions, rulings, accusations, deposition and the crown (212, 213, 214, 215).
+
+An appeal is to the King in office (212, 214); when he is a party, or for an accusation (213),
+a Champion he names judges. A ruling is settled by a majority's agreement; an upheld accusation
+deposes the King, who crowns a successor, or after `crown_days` the crown passes on. 215: a
+ruling that play cannot continue names the winner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from referee.core import params, view
+from referee.core.changes import (
+    ScoreCause,
+    ScoreChange,
+)
+from referee.core.events import (
+    EVERYONE,
+    Accuse,
+    Agree,
+    Crown,
+    Done,
+    GiveRuling,
+    NameChampion,
+    NoticeKind,
+    OpenAppeal,
+    Reason,
+)
+from referee.core.model import (
+    Appeal,
+    AppealKind,
+    AppealStatus,
+    GameState,
+    Phase,
+    Verdict,
+)
+from referee.core.step import DAY, Refusal, Step
+from referee.core.threads import Thread
+from referee.core.turns import (
+    finish,
+    next_turn_or_hold,
+    player_after,
+    prompt_award,
+    prompt_tie,
+    settle_tie,
+)
+
+
+def crown_due(state: GameState) -> datetime:
+    """213, 214: when the crown passes on if the deposed King has not chosen a successor."""
+    assert state.deposed_at is not None
+    return state.deposed_at + timedelta(days=params.effective(state)["crown_days"])
+
+
+def open_appeal(step: Step, cmd: OpenAppeal) -> tuple[Done, dict[str, Any]]:
+    question = cmd.question.strip()
+    if not question:
+        raise Refusal(Reason.EMPTY_TEXT)
+    appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question)
+    judge = step.state.judge_of(appeal)
+    return Done.APPEAL_OPENED, {"id": appeal.id, "judge": step.name_of(judge)}
+
+
+def accuse(step: Step, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
+    king = step.state.king
+    evidence = cmd.evidence.strip()
+    if not evidence:
+        raise Refusal(Reason.EMPTY_TEXT)
+    appeal = file_appeal(step, AppealKind.ACCUSATION, cmd.sender, evidence, accused=king)
+    return Done.ACCUSATION_OPENED, {"id": appeal.id}
+
+
+def file_appeal(
+    step: Step,
+    kind: AppealKind,
+    appellant: str,
+    question: str,
+    accused: str | None = None,
+) -> Appeal:
+    """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
+    appeal = Appeal(
+        id=f"A{len(step.state.appeals) + 1}",
+        kind=kind,
+        appellant=appellant,
+        question=question,
+        opened_at=step.now,
+        accused=accused,
+    )
+    step.state = step.state.with_appeal(appeal)
+    step.notify(
+        NoticeKind.APPEAL_OPENED,
+        EVERYONE,
+        thread=Thread.appeal(appeal.id),
+        appeal=view.appeal_data(step.state, appeal),
+    )
+    if step.state.judge_of(appeal) is None:
+        prompt_champion(step, appeal)
+    return appeal
+
+
+def prompt_champion(step: Step, appeal: Appeal) -> None:
+    step.notify(
+        NoticeKind.CHAMPION_PROMPT,
+        step.to_king(),
+        thread=Thread.appeal(appeal.id),
+        appeal=view.appeal_data(step.state, appeal),
+    )
+
+
+def open_appeal_for(step: Step, appeal_id: str) -> Appeal:
+    appeal = step.state.appeal(appeal_id)
+    if appeal is None:
+        raise Refusal(Reason.UNKNOWN_APPEAL, id=appeal_id.upper())
+    if appeal.status is not AppealStatus.OPEN:
+        raise Refusal(Reason.APPEAL_SETTLED, id=appeal.id)
+    return appeal
+
+
+def name_champion(step: Step, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
+    appeal = open_appeal_for(step, cmd.appeal)
+    judge = step.state.judge_of(appeal)
+    if judge is not None:
+        raise Refusal(Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=step.name_of(judge))
+    champion = step.resolve(cmd.who)
+    if champion.email == step.state.king:  # 212: the King cannot judge his own appeal
+        raise Refusal(Reason.KING_CANNOT_JUDGE, id=appeal.id)
+    named = replace(appeal, champion=champion.email)
+    step.state = step.state.with_appeal(named)
+    step.notify(
+        NoticeKind.CHAMPION_NAMED,
+        EVERYONE,
+        thread=Thread.appeal(appeal.id),
+        appeal=view.appeal_data(step.state, named),
+    )
+    return Done.CHAMPION_NAMED, {"id": appeal.id, "champion": champion.name}
+
+
+def give_ruling(step: Step, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
+    appeal = open_appeal_for(step, cmd.appeal)
+    text = cmd.text.strip()
+    if not text:
+        raise Refusal(Reason.EMPTY_TEXT)
+    verdict = Verdict(cmd.verdict) if cmd.verdict else None
+    if appeal.kind is AppealKind.ACCUSATION and verdict is None:
+        raise Refusal(Reason.VERDICT_NEEDED, id=appeal.id)
+    impossible = step.resolve(cmd.impossible).email if cmd.impossible else None
+    ruled = replace(
+        appeal,
+        ruling=text,
+        verdict=verdict,
+        impossible=impossible,
+        rulings=appeal.rulings + 1,
+        agree=(),
+        disagree=(),
+    )
+    step.state = step.state.with_appeal(ruled)
+    step.notify(
+        NoticeKind.RULING_PUBLISHED,
+        EVERYONE,
+        thread=Thread.appeal(appeal.id),
+        appeal=view.appeal_data(step.state, ruled),
+    )
+    return Done.RULING_PUBLISHED, {"id": appeal.id}
+
+
+def agree(step: Step, cmd: Agree) -> tuple[Done, dict[str, Any]]:
+    appeal = open_appeal_for(step, cmd.appeal)
+    if appeal.ruling is None:
+        raise Refusal(Reason.NO_RULING_YET, id=appeal.id)
+    agree = tuple(a for a in appeal.agree if a != cmd.sender)
+    disagree = tuple(a for a in appeal.disagree if a != cmd.sender)
+    if cmd.agree:
+        agree = (*agree, cmd.sender)
+    else:
+        disagree = (*disagree, cmd.sender)
+    step.state = step.state.with_appeal(replace(appeal, agree=agree, disagree=disagree))
+    weigh(step, appeal.id)
+    return Done.AGREEMENT_RECORDED, {"id": appeal.id, "agree": cmd.agree}
+
+
+def weigh(step: Step, appeal_id: str) -> None:
+    """212: settled once a majority of players approves the latest ruling."""
+    appeal = step.state.appeal(appeal_id)
+    if appeal is None or appeal.status is not AppealStatus.OPEN or appeal.ruling is None:
+        return
+    active = {p.email for p in step.state.active_players}
+    agree = len(active & set(appeal.agree))
+    disagree = len(active & set(appeal.disagree))
+    if agree * 2 > len(active):
+        settled = replace(appeal, status=AppealStatus.SETTLED)
+        step.state = step.state.with_appeal(settled)
+        step.notify(
+            NoticeKind.APPEAL_SETTLED,
+            EVERYONE,
+            thread=Thread.appeal(appeal.id),
+            appeal=view.appeal_data(step.state, settled),
+        )
+        carry_out(step, settled)
+    elif disagree * 2 > len(active) and disagree == len(appeal.disagree):
+        step.notify(
+            NoticeKind.RULING_FAILED,
+            EVERYONE,
+            thread=Thread.appeal(appeal.id),
+            appeal=view.appeal_data(step.state, appeal),
+        )
+
+
+def carry_out(step: Step, appeal: Appeal) -> None:
+    if appeal.impossible is not None:  # 215: the first player unable to complete a turn wins
+        finish(step, appeal.impossible, "215")
+        return
+    if appeal.kind is AppealKind.ACCUSATION and appeal.verdict is Verdict.UPHELD:
+        depose(step, appeal)
+    if step.state.phase is Phase.APPEAL and not step.state.open_appeals:
+        next_turn_or_hold(step)
+
+
+def depose(step: Step, appeal: Appeal) -> None:
+    """213: the King becomes a subject, loses points, and chooses the new King."""
+    old = step.state.player(appeal.accused or "")
+    if old is None or step.state.king != old.email:
+        return
+    penalty = step.params()["deposition_penalty"]
+    step.state = replace(
+        step.state.with_player(replace(old, score=old.score - penalty)),
+        king=None,
+        deposed=old.email,
+    )
+    step.notify(
+        NoticeKind.KING_DEPOSED,
+        EVERYONE,
+        thread=Thread.appeal(appeal.id),
+        king=old.name,
+        penalty=penalty,
+        appeal=appeal.id,
+    )
+    step.record(ScoreChange(old.name, old.email, -penalty, ScoreCause.DEPOSITION))
+    if old.active:
+        step.state = replace(step.state, deposed_at=step.now, crown_reminder_at=step.now + DAY)
+        step.notify(
+            NoticeKind.CROWN_PROMPT,
+            (old.email,),
+            thread=Thread.appeal(appeal.id),
+            reminder=False,
+            due=crown_due(step.state),
+        )
+    else:
+        crown_successor_of(step, old.email)
+    settle_tie(step)
+
+
+def crown(step: Step, cmd: Crown) -> tuple[Done, dict[str, Any]]:
+    chosen = step.resolve(cmd.who)
+    if chosen.email == cmd.sender:
+        raise Refusal(Reason.CANNOT_CROWN_SELF)
+    make_king(step, chosen.email, "213")
+    return Done.CROWNED, {"king": chosen.name}
+
+
+def make_king(step: Step, email: str, rule: str) -> None:
+    """214: one King at a time; the old King, if any, is a subject from now."""
+    step.state = replace(
+        step.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
+    )
+    step.notify(NoticeKind.KING_CROWNED, EVERYONE, king=step.name_of(email), rule=rule)
+    for appeal in step.state.open_appeals:  # 212: the new King judges, or names a Champion
+        if step.state.judge_of(appeal) is None:
+            prompt_champion(step, appeal)
+    if step.state.tie:  # 209: the new King decides between the players level
+        prompt_tie(step)
+    elif step.state.phase is Phase.AWARD:
+        prompt_award(step)
+
+
+def crown_successor_of(step: Step, email: str, rule: str = "114") -> None:
+    """The next player in turn order after `email` is King (see docs/interpretation.md)."""
+    successor = player_after(step, email)
+    if successor is not None and successor != email:
+        make_king(step, successor, rule)
+    else:
+        step.state = replace(
+            step.state, king=None, deposed=None, deposed_at=None, crown_reminder_at=None
+        )
