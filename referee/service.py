@@ -27,6 +27,7 @@ from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import Store, StoreError, UnitOfWork
+from referee.store.tables import InboundStatus
 
 log = logging.getLogger("referee")
 
@@ -69,7 +70,7 @@ class Receipt:
     """What became of one inbound message, for the log and the caller."""
 
     message_id: str
-    status: str  # processed | duplicate | ignored | stranger
+    status: InboundStatus
     commands: int = 0
     refused: int = 0
     sent: int = 0
@@ -172,7 +173,7 @@ class Referee:
         with self.store.unit(self.game_id) as work:
             if work.seen(mail.message_id):
                 log.info("mail %s: duplicate, already applied", mail.message_id)
-                return Receipt(mail.message_id, "duplicate")
+                return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
@@ -191,21 +192,25 @@ class Referee:
         self, work: UnitOfWork, mail: InboundMail, raw: bytes, at: datetime, state: GameState
     ) -> tuple[Receipt, GameState]:
         if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
-            work.record_inbound(mail.message_id, mail.sender, at, "ignored", "automatic")
-            return Receipt(mail.message_id, "ignored"), state
+            work.record_inbound(
+                mail.message_id, mail.sender, at, InboundStatus.IGNORED, "automatic"
+            )
+            return Receipt(mail.message_id, InboundStatus.IGNORED), state
         player = state.player(mail.sender)
         if player is None:
-            work.record_inbound(mail.message_id, mail.sender, at, "stranger")
+            work.record_inbound(mail.message_id, mail.sender, at, InboundStatus.STRANGER)
             sent = 0
             if mail.sender and work.first_note_today(mail.sender, at.date().isoformat()):
                 sent = self._reply_stranger(work, mail, at, state)
-            return Receipt(mail.message_id, "stranger", sent=sent), state
+            return Receipt(mail.message_id, InboundStatus.STRANGER, sent=sent), state
         refusal = self._screen(mail, raw)
         if refusal is not None:
-            work.record_inbound(mail.message_id, mail.sender, at, "refused", refusal.code)
+            work.record_inbound(
+                mail.message_id, mail.sender, at, InboundStatus.REFUSED, refusal.code
+            )
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
-        work.record_inbound(mail.message_id, mail.sender, at, "processed")
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
+        work.record_inbound(mail.message_id, mail.sender, at, InboundStatus.PROCESSED)
         items: list[dict[str, Any]] = []
         effects: list[Effect] = []
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
@@ -249,7 +254,7 @@ class Referee:
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.message_id)
         refused = sum(1 for i in items if not i["ok"])
-        return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
+        return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
     def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
         """A player's mail that cannot be read or believed gets only a refusal."""

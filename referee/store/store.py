@@ -27,8 +27,10 @@ from referee.store.tables import (
     EventRow,
     GameRow,
     InboundRow,
+    InboundStatus,
     MailboxRow,
     OutboxRow,
+    OutboxStatus,
     StrangerRow,
 )
 
@@ -160,7 +162,7 @@ class Store:
                 select(OutboxRow)
                 .where(
                     OutboxRow.game_id == game_id,
-                    OutboxRow.status == "pending",
+                    OutboxRow.status == OutboxStatus.PENDING,
                     col(OutboxRow.next_attempt_at) <= now,
                 )
                 .order_by(col(OutboxRow.id))
@@ -172,7 +174,7 @@ class Store:
         with Session(self.engine) as session:
             found = session.exec(
                 select(func.min(OutboxRow.next_attempt_at)).where(
-                    OutboxRow.game_id == game_id, OutboxRow.status == "pending"
+                    OutboxRow.game_id == game_id, OutboxRow.status == OutboxStatus.PENDING
                 )
             ).one()
             return found if isinstance(found, datetime) else None
@@ -180,7 +182,7 @@ class Store:
     def mark_outbox(
         self,
         row_id: int,
-        status: str,
+        status: OutboxStatus,
         attempts: int,
         at: datetime,
         next_attempt: datetime | None = None,
@@ -192,9 +194,9 @@ class Store:
                 update(_OUTBOX_T)
                 .where(_OUTBOX_T.c.id == row_id)
                 .values(
-                    status=status,
+                    status=status.value,
                     attempts=attempts,
-                    sent_at=at if status == "sent" else None,
+                    sent_at=at if status == OutboxStatus.SENT else None,
                     next_attempt_at=next_attempt,
                     last_error=error[:500],
                 )
@@ -214,7 +216,10 @@ class Store:
                 session.exec(
                     select(func.count())
                     .select_from(InboundRow)
-                    .where(InboundRow.game_id == game_id, InboundRow.status == "quarantined")
+                    .where(
+                        InboundRow.game_id == game_id,
+                        InboundRow.status == InboundStatus.QUARANTINED,
+                    )
                 ).one()
             )
             return out
@@ -254,7 +259,7 @@ class Store:
                         message_id=message_id,
                         sender=sender,
                         received_at=at,
-                        status="quarantined",
+                        status=InboundStatus.QUARANTINED.value,
                         note=error[:500],
                     )
                 )
@@ -290,12 +295,13 @@ _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _
 _SEEN = select(_INBOUND.id).where(
     _INBOUND.game_id == bindparam("g"),
     _INBOUND.message_id == bindparam("m"),
-    _INBOUND.status != "quarantined",  # a message put back after a fix is processed again
+    _INBOUND.status
+    != InboundStatus.QUARANTINED,  # a message put back after a fix is processed again
 )
 _FORGET_QUARANTINED = delete(_INBOUND_T).where(
     _INBOUND.game_id == bindparam("g"),
     _INBOUND.message_id == bindparam("m"),
-    _INBOUND.status == "quarantined",
+    _INBOUND.status == InboundStatus.QUARANTINED,
 )
 _LAST_SEQ = select(func.max(_EVENTS.seq)).where(_EVENTS.game_id == bindparam("g"))
 _SNAPSHOT_SEQ = select(_GAMES.snapshot_seq).where(_GAMES.id == bindparam("g"))
@@ -341,7 +347,7 @@ class UnitOfWork:
         return self._run(_SEEN, {"g": self.game_id, "m": message_id}).first() is not None
 
     def record_inbound(
-        self, message_id: str, sender: str, at: datetime, status: str, note: str = ""
+        self, message_id: str, sender: str, at: datetime, status: InboundStatus, note: str = ""
     ) -> None:
         self._run(_FORGET_QUARANTINED, {"g": self.game_id, "m": message_id})
         self._run(
@@ -351,7 +357,7 @@ class UnitOfWork:
                 "message_id": message_id,
                 "sender": sender,
                 "received_at": at,
-                "status": status,
+                "status": status.value,
                 "note": note[:500],
             },
         )
@@ -395,7 +401,7 @@ class UnitOfWork:
                 "kind": kind,
                 "created_at": at,
                 "raw": raw,
-                "status": "pending",
+                "status": OutboxStatus.PENDING.value,
                 "attempts": 0,
                 "next_attempt_at": at,
                 "sent_at": None,

@@ -6,6 +6,7 @@ Several games share one database, each row keyed by its game.
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
@@ -38,6 +39,25 @@ class EventRow(SQLModel, table=True):
     payload: str = Field(sa_column=Column(Text, nullable=False))
 
 
+class InboundStatus(enum.StrEnum):
+    """What became of an inbound mail (the `inbound.status` column)."""
+
+    PROCESSED = "processed"  # a player's mail: its commands were obeyed or refused
+    REFUSED = "refused"  # a player's mail refused whole: too large, or not authenticated
+    IGNORED = "ignored"  # a bounce, an auto-reply, or the referee's own mail
+    STRANGER = "stranger"  # from someone not playing
+    QUARANTINED = "quarantined"  # could not be processed: kept aside, never lost
+    DUPLICATE = "duplicate"  # already applied (a receipt's status; never written)
+
+
+class OutboxStatus(enum.StrEnum):
+    """Where an outgoing mail stands (the `outbox.status` column)."""
+
+    PENDING = "pending"  # waiting for its (next) attempt
+    SENT = "sent"
+    FAILED = "failed"  # refused for good by the server
+
+
 class InboundRow(SQLModel, table=True):
     __tablename__ = "inbound"
     __table_args__ = (UniqueConstraint("game_id", "message_id"),)
@@ -47,7 +67,7 @@ class InboundRow(SQLModel, table=True):
     message_id: str
     sender: str
     received_at: datetime
-    status: str  # processed | ignored | stranger | duplicate
+    status: str  # an InboundStatus
     note: str = ""
 
 
@@ -61,7 +81,7 @@ class OutboxRow(SQLModel, table=True):
     kind: str
     created_at: datetime
     raw: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    status: str = Field(default="pending", index=True)  # pending | sent | failed
+    status: str = Field(default=OutboxStatus.PENDING.value, index=True)  # an OutboxStatus
     attempts: int = 0
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
