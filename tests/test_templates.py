@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -250,3 +251,25 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
     assert "<img" not in out.html and "<a href" not in out.html
     assert "&lt;a href=" in out.html and "**bold**" in out.html  # shown, not interpreted
     assert "<img" in out.text  # the plain text keeps what was written
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_notice_template_asks_only_for_its_own_payload(language: str) -> None:
+    """The contract between the engine and the mail: one typed payload per notice kind."""
+    import dataclasses
+
+    import jinja2
+    from jinja2 import meta
+
+    from referee.core.notices import PAYLOAD_OF
+
+    assert set(PAYLOAD_OF) == set(NoticeKind)
+    env = jinja2.Environment()
+    for kind, payload in PAYLOAD_OF.items():
+        path = templates_folder() / language / "notices" / f"{kind.value}.md.j2"
+        source = path.read_text(encoding="utf-8")
+        for name in re.findall(r"\|\s*(\w+)", source):  # the renderer's filters, as stand-ins
+            env.filters.setdefault(name, lambda value, *args: value)
+        asked = meta.find_undeclared_variables(env.parse(source))
+        own = {f.name for f in dataclasses.fields(payload)}
+        assert asked <= own | {"game", "address", "help_rows"}, (kind, asked - own)

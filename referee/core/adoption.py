@@ -11,13 +11,12 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from referee.core import changes, params
+from referee.core import changes, notices, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
 )
 from referee.core.events import (
-    NoticeKind,
     Reason,
 )
 from referee.core.model import (
@@ -241,13 +240,14 @@ def ask_about_parameters(step: Step, rule: Rule, proposal: Proposal) -> None:
         step.state, parameter_questions=(*step.state.parameter_questions, question)
     )
     step.notify(
-        NoticeKind.PARAMETER_PROMPT,
         step.to_king(),
+        notices.ParameterPrompt(
+            rule=rule.number,
+            rule_was=proposal.target_number,  # the number it had when proposed (109)
+            proposal=proposal.number,
+            parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
+        ),
         thread=Thread.parameters(rule.identity, proposal.number),
-        rule=rule.number,
-        rule_was=proposal.target_number,  # the number it had when proposed (109)
-        proposal=proposal.number,
-        parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import params, view
+from referee.core import notices, params, view
 from referee.core.changes import (
     ScoreCause,
     ScoreChange,
@@ -25,7 +25,6 @@ from referee.core.events import (
     Done,
     GiveRuling,
     NameChampion,
-    NoticeKind,
     OpenAppeal,
     Reason,
 )
@@ -91,10 +90,9 @@ def file_appeal(
     )
     step.state = step.state.with_appeal(appeal)
     step.notify(
-        NoticeKind.APPEAL_OPENED,
         EVERYONE,
+        notices.AppealOpened(view.appeal_data(step.state, appeal)),
         thread=Thread.appeal(appeal.id),
-        appeal=view.appeal_data(step.state, appeal),
     )
     if step.state.judge_of(appeal) is None:
         prompt_champion(step, appeal)
@@ -103,10 +101,9 @@ def file_appeal(
 
 def prompt_champion(step: Step, appeal: Appeal) -> None:
     step.notify(
-        NoticeKind.CHAMPION_PROMPT,
         step.to_king(),
+        notices.ChampionPrompt(view.appeal_data(step.state, appeal)),
         thread=Thread.appeal(appeal.id),
-        appeal=view.appeal_data(step.state, appeal),
     )
 
 
@@ -130,10 +127,9 @@ def name_champion(step: Step, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
     named = replace(appeal, champion=champion.email)
     step.state = step.state.with_appeal(named)
     step.notify(
-        NoticeKind.CHAMPION_NAMED,
         EVERYONE,
+        notices.ChampionNamed(view.appeal_data(step.state, named)),
         thread=Thread.appeal(appeal.id),
-        appeal=view.appeal_data(step.state, named),
     )
     return Done.CHAMPION_NAMED, {"id": appeal.id, "champion": champion.name}
 
@@ -158,10 +154,9 @@ def give_ruling(step: Step, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
     )
     step.state = step.state.with_appeal(ruled)
     step.notify(
-        NoticeKind.RULING_PUBLISHED,
         EVERYONE,
+        notices.RulingPublished(view.appeal_data(step.state, ruled)),
         thread=Thread.appeal(appeal.id),
-        appeal=view.appeal_data(step.state, ruled),
     )
     return Done.RULING_PUBLISHED, {"id": appeal.id}
 
@@ -193,18 +188,16 @@ def weigh(step: Step, appeal_id: str) -> None:
         settled = replace(appeal, status=AppealStatus.SETTLED)
         step.state = step.state.with_appeal(settled)
         step.notify(
-            NoticeKind.APPEAL_SETTLED,
             EVERYONE,
+            notices.AppealSettled(view.appeal_data(step.state, settled)),
             thread=Thread.appeal(appeal.id),
-            appeal=view.appeal_data(step.state, settled),
         )
         carry_out(step, settled)
     elif disagree * 2 > len(active) and disagree == len(appeal.disagree):
         step.notify(
-            NoticeKind.RULING_FAILED,
             EVERYONE,
+            notices.RulingFailed(view.appeal_data(step.state, appeal)),
             thread=Thread.appeal(appeal.id),
-            appeal=view.appeal_data(step.state, appeal),
         )
 
 
@@ -230,22 +223,17 @@ def depose(step: Step, appeal: Appeal) -> None:
         deposed=old.email,
     )
     step.notify(
-        NoticeKind.KING_DEPOSED,
         EVERYONE,
+        notices.KingDeposed(king=old.name, penalty=penalty, appeal=appeal.id),
         thread=Thread.appeal(appeal.id),
-        king=old.name,
-        penalty=penalty,
-        appeal=appeal.id,
     )
     step.record(ScoreChange(old.name, old.email, -penalty, ScoreCause.DEPOSITION))
     if old.active:
         step.state = replace(step.state, deposed_at=step.now, crown_reminder_at=step.now + DAY)
         step.notify(
-            NoticeKind.CROWN_PROMPT,
             (old.email,),
+            notices.CrownPrompt(reminder=False, due=crown_due(step.state)),
             thread=Thread.appeal(appeal.id),
-            reminder=False,
-            due=crown_due(step.state),
         )
     else:
         crown_successor_of(step, old.email)
@@ -265,7 +253,7 @@ def make_king(step: Step, email: str, rule: str) -> None:
     step.state = replace(
         step.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
     )
-    step.notify(NoticeKind.KING_CROWNED, EVERYONE, king=step.name_of(email), rule=rule)
+    step.notify(EVERYONE, notices.KingCrowned(king=step.name_of(email), rule=rule))
     for appeal in step.state.open_appeals:  # 212: the new King judges, or names a Champion
         if step.state.judge_of(appeal) is None:
             prompt_champion(step, appeal)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from referee.core import notices
 from referee.core.appeals import crown_due, crown_successor_of
 from referee.core.events import (
     EVERYONE,
-    NoticeKind,
 )
 from referee.core.model import (
     GameState,
@@ -59,12 +59,13 @@ def tick(step: Step) -> None:
             close_vote(step)
         else:
             step.notify(
-                NoticeKind.DEBATE_ENDED,
                 EVERYONE,
+                notices.DebateEnded(
+                    number=proposal.number,
+                    vote_deadline=proposal.vote_deadline,
+                    missing=missing_voters(step),
+                ),
                 thread=Thread.proposal(proposal.number),
-                number=proposal.number,
-                vote_deadline=proposal.vote_deadline,
-                missing=missing_voters(step),
             )
     elif s.phase is Phase.VOTING and proposal is not None and step.now >= proposal.vote_deadline:
         close_vote(step)
@@ -81,10 +82,8 @@ def remind(step: Step) -> None:
     if s.phase is Phase.PROPOSE and s.turn_player:
         step.state = replace(s, reminder_at=following)
         step.notify(
-            NoticeKind.TURN_REMINDER,
             (s.turn_player,),
-            player=step.name_of(s.turn_player),
-            since=s.turn_started_at,
+            notices.TurnReminder(player=step.name_of(s.turn_player), since=s.turn_started_at),
         )
     elif s.phase is Phase.AWARD:
         step.state = replace(s, reminder_at=following)
@@ -95,12 +94,11 @@ def remind(step: Step) -> None:
         missing = missing_voters(step)
         if missing:
             step.notify(
-                NoticeKind.VOTE_REMINDER,
                 EVERYONE,
+                notices.VoteReminder(
+                    number=proposal.number, vote_deadline=proposal.vote_deadline, missing=missing
+                ),
                 thread=Thread.proposal(proposal.number),
-                number=proposal.number,
-                vote_deadline=proposal.vote_deadline,
-                missing=missing,
             )
     else:
         step.state = replace(s, reminder_at=None)
@@ -123,9 +121,7 @@ def crown_deadline(step: Step) -> None:
     step.state = replace(s, crown_reminder_at=following)
     accusations = [a for a in s.appeals if a.accused == s.deposed]
     step.notify(
-        NoticeKind.CROWN_PROMPT,
         (s.deposed,),
+        notices.CrownPrompt(reminder=True, due=due),
         thread=Thread.appeal(accusations[-1].id) if accusations else None,
-        reminder=True,
-        due=due,
     )

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.core.model import ProposalKind
-from referee.core.threads import Thread
+from referee.core.notices import Notice as Notice  # re-exported: effects live here
+from referee.core.notices import NoticeKind as NoticeKind
 
 
 class QueryKind(enum.StrEnum):
@@ -295,37 +296,6 @@ class Reason(enum.StrEnum):
     TOO_LARGE = "too_large"
 
 
-class NoticeKind(enum.StrEnum):
-    """Mail the referee sends of its own accord; each has a template in every language."""
-
-    GAME_STARTED = "game_started"
-    TURN_STARTED = "turn_started"
-    TURN_REMINDER = "turn_reminder"
-    PROPOSAL_CIRCULATED = "proposal_circulated"  # 107
-    PROPOSAL_REVISED = "proposal_revised"  # 112
-    DEBATE_EXTENDED = "debate_extended"  # 112
-    DEBATE_ENDED = "debate_ended"  # 202 (3)
-    VOTE_REMINDER = "vote_reminder"  # 203
-    VOTE_RESULT = "vote_result"  # 203
-    RULESET = "ruleset"  # 205
-    AWARD_PROMPT = "award_prompt"  # 202 (4)
-    AWARD_REMINDER = "award_reminder"
-    MAJORITY_NOW = "majority_now"  # 204
-    APPEAL_OPENED = "appeal_opened"  # 212
-    CHAMPION_PROMPT = "champion_prompt"  # 212, 213
-    CHAMPION_NAMED = "champion_named"
-    RULING_PUBLISHED = "ruling_published"
-    RULING_FAILED = "ruling_failed"
-    APPEAL_SETTLED = "appeal_settled"
-    KING_DEPOSED = "king_deposed"  # 213
-    CROWN_PROMPT = "crown_prompt"  # 213
-    KING_CROWNED = "king_crowned"  # 214
-    PLAYER_QUIT = "player_quit"  # 114
-    PARAMETER_PROMPT = "parameter_prompt"
-    TIE_PROMPT = "tie_prompt"  # 209
-    WINNER = "winner"  # 209, 215
-
-
 EVERYONE: tuple[str, ...] = ("*",)  # a notice for every active player
 
 
@@ -336,16 +306,6 @@ class Outcome:
     ok: bool
     code: str  # a Done or a Reason value
     data: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A mail to some players (or EVERYONE); `thread` ties it to a proposal or appeal."""
-
-    kind: NoticeKind
-    to: tuple[str, ...]
-    data: Mapping[str, Any] = field(default_factory=dict)
-    thread: Thread | None = None
 
 
 Effect = Outcome | Notice

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, params, procedure, view
+from referee.core import changes, notices, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits
 from referee.core.appeals import (
     accuse,
@@ -45,7 +45,6 @@ from referee.core.events import (
     GiveRuling,
     NameChampion,
     NameWinner,
-    NoticeKind,
     OpenAppeal,
     Outcome,
     Propose,
@@ -113,7 +112,7 @@ def quit(step: Step, cmd: Quit) -> tuple[Done, dict[str, Any]]:
         step.state = step.state.with_proposal(
             replace(proposal, status=ProposalStatus.REJECTED, outcome="withdrawn")
         )
-    step.notify(NoticeKind.PLAYER_QUIT, EVERYONE, player=me.name, withdrawn=withdrawn)
+    step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
         finish(step, None, "114")
         return Done.QUIT_RECORDED, {}
@@ -210,7 +209,7 @@ def start_game(state: GameState, now: datetime) -> Decision:
     in_use = [n for rule in state.rules for n in rule.numbers]
     first = max([state.next_proposal_number, *(n + 1 for n in in_use)])  # 109: no collision
     step = Step(replace(state, next_proposal_number=first), now)
-    step.notify(NoticeKind.GAME_STARTED, EVERYONE, **view.ruleset_data(step.state))
+    step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
     order = turn_order(step.state)
     if order:
         start_turn(step, order[0].email)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from referee.core import params, view
+from referee.core import notices, params, view
 from referee.core.adoption import (
     check_limits,
     check_outcome,
@@ -25,7 +25,6 @@ from referee.core.events import (
     EVERYONE,
     Done,
     Extend,
-    NoticeKind,
     Propose,
     Reason,
     Revise,
@@ -86,7 +85,7 @@ def propose(step: Step, cmd: Propose) -> tuple[Done, dict[str, Any]]:
         phase=Phase.DEBATE,
         reminder_at=proposal.vote_deadline - DAY,
     )
-    circulate(step, NoticeKind.PROPOSAL_CIRCULATED, proposal)  # 107
+    circulate(step, proposal)  # 107
     return Done.PROPOSAL_ACCEPTED, {"number": number, **deadlines(step, proposal)}
 
 
@@ -94,23 +93,23 @@ def deadlines(step: Step, proposal: Proposal) -> dict[str, Any]:
     return {"debate_ends": proposal.debate_ends, "vote_deadline": proposal.vote_deadline}
 
 
-def circulate(
-    step: Step, kind: NoticeKind, proposal: Proposal, previous: str | None = None
-) -> None:
+def circulate(step: Step, proposal: Proposal, previous: str | None = None) -> None:
     """107: the proposal to everyone, with what it changes: against the text in force, or
     for a revision (112) against the proposal's previous text."""
     old_text = proposal.old_text if previous is None else previous
     new_text = proposal.text if proposal.kind.has_text else ""
     label = "in force" if previous is None else f"proposal {proposal.number} before"
+    payload = notices.ProposalCirculated if previous is None else notices.ProposalRevised
     step.notify(
-        kind,
         EVERYONE,
+        payload(
+            proposal=view.proposal_data(step.state, proposal),
+            diff=diff(proposal, old_text, label),
+            old_text="" if proposal.kind is ProposalKind.TRANSMUTE else old_text,
+            new_text=new_text,
+            proposer=step.name_of(proposal.proposer),
+        ),
         thread=Thread.proposal(proposal.number),
-        proposal=view.proposal_data(step.state, proposal),
-        diff=diff(proposal, old_text, label),
-        old_text="" if proposal.kind is ProposalKind.TRANSMUTE else old_text,
-        new_text=new_text,
-        proposer=step.name_of(proposal.proposer),
     )
 
 
@@ -140,7 +139,7 @@ def revise(step: Step, cmd: Revise) -> tuple[Done, dict[str, Any]]:
     check_outcome(step, revised)
     step.state = step.state.with_proposal(revised)
     # 112: votes cast are void; the diff is against the text they voted on
-    circulate(step, NoticeKind.PROPOSAL_REVISED, revised, previous=proposal.text)
+    circulate(step, revised, previous=proposal.text)
     return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
 
 
@@ -157,11 +156,13 @@ def extend(step: Step, cmd: Extend) -> tuple[Done, dict[str, Any]]:
     reminder = None if longer.reminded else longer.vote_deadline - DAY
     step.state = replace(step.state.with_proposal(longer), reminder_at=reminder)
     step.notify(
-        NoticeKind.DEBATE_EXTENDED,
         EVERYONE,
+        notices.DebateExtended(
+            number=longer.number,
+            days=cmd.days,
+            debate_ends=longer.debate_ends,
+            vote_deadline=longer.vote_deadline,
+        ),
         thread=Thread.proposal(longer.number),
-        number=longer.number,
-        days=cmd.days,
-        **deadlines(step, longer),
     )
     return Done.DEBATE_EXTENDED, {"number": longer.number, **deadlines(step, longer)}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import params, view
+from referee.core import notices, params, view
 from referee.core.changes import (
     Changes,
     RuleChange,
@@ -22,7 +22,6 @@ from referee.core.events import (
     EVERYONE,
     Effect,
     Notice,
-    NoticeKind,
     Reason,
 )
 from referee.core.model import (
@@ -89,10 +88,10 @@ class Step:
         self.changes = Changes()
 
     def notify(
-        self, kind: NoticeKind, to: tuple[str, ...], thread: Thread | None = None, **data: Any
+        self, to: tuple[str, ...], payload: notices.NoticePayload, thread: Thread | None = None
     ) -> None:
         if to:
-            self.effects.append(Notice(kind, to, data, thread))
+            self.effects.append(Notice(to, payload, thread))
 
     def to_king(self) -> tuple[str, ...]:
         return (self.state.king,) if self.state.king else ()
@@ -108,10 +107,8 @@ class Step:
         """205: one ruleset-and-scores mail per step, opening with what changed."""
         if self.changes:
             self.notify(
-                NoticeKind.RULESET,
                 EVERYONE,
-                changes=changes_data(self.changes),
-                **view.ruleset_data(self.state),
+                notices.Ruleset(changes_data(self.changes), **view.ruleset_data(self.state)),
             )
             self.changes = Changes()
 

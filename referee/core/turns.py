@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from referee.core import view
+from referee.core import notices, view
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -23,7 +23,6 @@ from referee.core.events import (
     Award,
     Done,
     NameWinner,
-    NoticeKind,
     Reason,
 )
 from referee.core.model import (
@@ -47,11 +46,10 @@ def start_turn(step: Step, email: str) -> None:
         reminder_at=step.now + DAY,
     )
     step.notify(
-        NoticeKind.TURN_STARTED,
         EVERYONE,
-        player=step.name_of(email),
-        email=email,
-        round=step.state.rounds_completed + 1,
+        notices.TurnStarted(
+            player=step.name_of(email), email=email, round=step.state.rounds_completed + 1
+        ),
     )
 
 
@@ -115,27 +113,24 @@ def maybe_switch_to_majority(step: Step) -> None:
     step.state = replace(s, adoption=Adoption.MAJORITY).with_rule(
         replace(rule, history=(*rule.history, entry))
     )
-    step.notify(
-        NoticeKind.MAJORITY_NOW,
-        EVERYONE,
-        rule=rule.number,
-        rounds=step.state.rounds_completed,
-    )
+    step.notify(EVERYONE, notices.MajorityNow(rule=rule.number, rounds=step.state.rounds_completed))
     step.record(RuleChange(RuleChangeKind.MAJORITY, rule.identity, rule.number, rule.number))
 
 
 def prompt_award(step: Step, reminder: bool = False) -> None:
     proposal = step.state.current
     p = step.params()
+    payload = notices.AwardReminder if reminder else notices.AwardPrompt
     step.notify(
-        NoticeKind.AWARD_REMINDER if reminder else NoticeKind.AWARD_PROMPT,
         step.to_king(),
+        payload(
+            player=step.name_of(step.state.turn_player),
+            proposal=proposal.number if proposal else None,
+            adopted=proposal.status is ProposalStatus.ADOPTED if proposal else False,
+            low=p["award_min"],
+            high=p["award_max"],
+        ),
         thread=Thread.award(proposal.number if proposal else None),
-        player=step.name_of(step.state.turn_player),
-        proposal=proposal.number if proposal else None,
-        adopted=proposal.status is ProposalStatus.ADOPTED if proposal else False,
-        low=p["award_min"],
-        high=p["award_max"],
     )
 
 
@@ -170,11 +165,12 @@ def check_winner(step: Step) -> None:
 def prompt_tie(step: Step) -> None:
     crossing = [p for p in turn_order(step.state) if p.email in step.state.tie]
     step.notify(
-        NoticeKind.TIE_PROMPT,
         step.to_king(),
+        notices.TiePrompt(
+            players=[{"name": p.name, "score": p.score} for p in crossing],
+            target=step.params()["winning_score"],
+        ),
         thread=Thread.tie(),
-        players=[{"name": p.name, "score": p.score} for p in crossing],
-        target=step.params()["winning_score"],
     )
 
 
@@ -207,12 +203,13 @@ def finish(step: Step, winner: str | None, rule: str) -> None:
     step.state = replace(step.state, phase=Phase.OVER, winner=winner, tie=(), reminder_at=None)
     player = step.state.player(winner) if winner else None
     step.notify(
-        NoticeKind.WINNER,
         EVERYONE,
-        winner=player.name if player else "",
-        score=player.score if player else 0,
-        rule=rule,
-        scores=view.scores_data(step.state),
+        notices.Winner(
+            winner=player.name if player else "",
+            score=player.score if player else 0,
+            rule=rule,
+            scores=view.scores_data(step.state),
+        ),
     )
 
 

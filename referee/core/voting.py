@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from referee.core import view
+from referee.core import notices, view
 from referee.core.adoption import adopt, recheck, rule_mutable
 from referee.core.changes import (
     Changes,
@@ -22,7 +22,6 @@ from referee.core.changes import (
 from referee.core.events import (
     EVERYONE,
     Done,
-    NoticeKind,
     Vote,
 )
 from referee.core.model import (
@@ -100,17 +99,18 @@ def close_vote(step: Step) -> None:
         for p in turn_order(step.state)
     ]
     step.notify(
-        NoticeKind.VOTE_RESULT,
         EVERYONE,
+        notices.VoteResult(
+            proposal=view.proposal_data(step.state, closed),
+            adopted=passed,
+            outcome=outcome,
+            needed=needed,
+            yes=yes,
+            no=len(voters) - yes,
+            ballots=rows,
+            changes=changes_data(made),  # the rule it changed and every score it moved
+        ),
         thread=Thread.proposal(closed.number),
-        proposal=view.proposal_data(step.state, closed),
-        adopted=passed,
-        outcome=outcome,
-        needed=needed,
-        yes=yes,
-        no=len(voters) - yes,
-        ballots=rows,
-        changes=changes_data(made),  # the rule it changed and every score it moved
     )
     step.effects.insert(mark, step.effects.pop())  # the result before what adoption asks
     if passed:
