@@ -16,9 +16,9 @@ from typing import Any
 
 from referee import rulebook
 from referee.config import Settings
-from referee.core import codec, engine
+from referee.core import codec, engine, outcomes
 from referee.core.engine import Decision
-from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
+from referee.core.events import EVERYONE, Effect, Notice, Outcome, Tick
 from referee.core.model import GameState, Player
 from referee.mail import outgoing
 from referee.mail.auth import DnsLookup, authenticate
@@ -223,12 +223,10 @@ class Referee:
                     _item(
                         line.line,
                         Outcome(
-                            False,
-                            Reason.SYNTAX.value,
-                            {
-                                "syntax": line.spec.syntax(self.settings.game.language),
-                                "problem": line.problem,
-                            },
+                            outcomes.Syntax(
+                                syntax=line.spec.syntax(self.settings.game.language),
+                                problem=line.problem,
+                            )
                         ),
                     )
                 )
@@ -250,7 +248,7 @@ class Referee:
             thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
-            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {"hint": hint})))
+            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint))))
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.message_id)
         refused = sum(1 for i in items if not i["ok"])
@@ -260,7 +258,7 @@ class Referee:
         """A player's mail that cannot be read or believed gets only a refusal."""
         limit = self.settings.game.max_mail_bytes
         if mail.size > limit:
-            return Outcome(False, Reason.TOO_LARGE.value, {"limit": f"{limit // 1_000_000} MB"})
+            return Outcome(outcomes.TooLarge(limit=f"{limit // 1_000_000} MB"))
         verdict = authenticate(raw, mail.sender, self.settings.auth, self.dns)
         if not verdict.ok:
             log.warning(
@@ -269,7 +267,7 @@ class Referee:
                 redact(mail.sender),
                 verdict.why,
             )
-            return Outcome(False, Reason.NOT_AUTHENTICATED.value, {"why": verdict.why})
+            return Outcome(outcomes.NotAuthenticated(why=verdict.why))
         return None
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:

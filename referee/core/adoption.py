@@ -11,13 +11,10 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from referee.core import changes, notices, params
+from referee.core import changes, notices, outcomes, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
-)
-from referee.core.events import (
-    Reason,
 )
 from referee.core.model import (
     Amendment,
@@ -73,22 +70,22 @@ PAST = {
 def target_rule(step: Step, number: int | None, need_mutable: bool) -> Rule:
     rule = step.state.rule_by_number(number) if number is not None else None
     if rule is None:
-        raise Refusal(Reason.UNKNOWN_RULE, rule=number)
+        raise Refusal(outcomes.UnknownRule(rule=number))
     if not rule.in_force:
-        raise Refusal(Reason.RULE_REPEALED, rule=number)
+        raise Refusal(outcomes.RuleRepealed(rule=number))
     if need_mutable and not rule.mutable:  # 103: immutable rules cannot be changed so
-        raise Refusal(Reason.RULE_IMMUTABLE, rule=rule.number)
+        raise Refusal(outcomes.RuleImmutable(rule=rule.number))
     return rule
 
 
 def target_amendment(step: Step, ref: str | None) -> tuple[Rule, Amendment]:
     number, _, seq = (ref or "").partition(".")
     if not number.isdigit() or not seq.isdigit():
-        raise Refusal(Reason.UNKNOWN_AMENDMENT, amendment=ref or "")
+        raise Refusal(outcomes.UnknownAmendment(amendment=ref or ""))
     rule = target_rule(step, int(number), need_mutable=True)
     found = rule.amendment(int(seq))
     if found is None:
-        raise Refusal(Reason.UNKNOWN_AMENDMENT, amendment=ref or "")
+        raise Refusal(outcomes.UnknownAmendment(amendment=ref or ""))
     return rule, found
 
 
@@ -109,9 +106,9 @@ def check_limits(step: Step, kind: ProposalKind, rule: Rule | None) -> None:
         )
     )
     if adds and count + 1 > cap:
-        raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
+        raise Refusal(outcomes.TooManyMutable(cap=cap, count=count))
     if removes and count - 1 < 1:
-        raise Refusal(Reason.NO_MUTABLE_LEFT)
+        raise Refusal(outcomes.NoMutableLeft())
 
 
 def check_outcome(step: Step, proposal: Proposal) -> None:
@@ -127,15 +124,16 @@ def check_state_limits(step: Step, state: GameState) -> None:
     count = state.mutable_count
     cap = values["max_mutable_rules"]
     if count > cap:
-        raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
+        raise Refusal(outcomes.TooManyMutable(cap=cap, count=count))
     if count < 1:
-        raise Refusal(Reason.NO_MUTABLE_LEFT)
+        raise Refusal(outcomes.NoMutableLeft())
     if values["debate_days"] < values["debate_days_min"]:  # 111, 112: the minimum holds
         raise Refusal(
-            Reason.BAD_PARAMETER,
-            name="debate_days",
-            value=str(values["debate_days"]),
-            allowed=f">= {values['debate_days_min']} (112)",
+            outcomes.BadParameter(
+                name="debate_days",
+                value=str(values["debate_days"]),
+                allowed=f">= {values['debate_days_min']} (112)",
+            )
         )
 
 
@@ -143,11 +141,11 @@ def check_sets(step: Step, kind: ProposalKind, sets: tuple[tuple[str, str], ...]
     if not sets:
         return
     if kind in (ProposalKind.REPEAL, ProposalKind.REPEAL_AMENDMENT):
-        raise Refusal(Reason.PARAMETER_NOT_ALLOWED, kind=kind.value)
+        raise Refusal(outcomes.ParameterNotAllowed(kind=kind.value))
     problem = params.check_sets(sets, step.params())
     if problem is not None:
-        reason = Reason.UNKNOWN_PARAMETER if problem.unknown else Reason.BAD_PARAMETER
-        raise Refusal(reason, name=problem.name, value=problem.value, allowed=problem.detail)
+        why = outcomes.UnknownParameter if problem.unknown else outcomes.BadParameter
+        raise Refusal(why(name=problem.name, value=problem.value, allowed=problem.detail))
 
 
 def adopt(step: Step, proposal: Proposal) -> None:
@@ -256,11 +254,11 @@ def recheck(step: Step, proposal: Proposal) -> None:
     rule = step.state.rule_by_identity(proposal.target) if proposal.target else None
     if proposal.kind is not ProposalKind.ENACT:
         if rule is None or not rule.in_force:
-            raise Refusal(Reason.RULE_REPEALED, rule=proposal.target_number)
+            raise Refusal(outcomes.RuleRepealed(rule=proposal.target_number))
         if proposal.kind is not ProposalKind.TRANSMUTE and not rule.mutable:
-            raise Refusal(Reason.RULE_IMMUTABLE, rule=rule.number)
+            raise Refusal(outcomes.RuleImmutable(rule=rule.number))
         if proposal.kind.on_amendment and rule.amendment(proposal.amendment_seq or 0) is None:
-            raise Refusal(Reason.UNKNOWN_AMENDMENT, amendment="")
+            raise Refusal(outcomes.UnknownAmendment(amendment=""))
     check_limits(step, proposal.kind, rule)
     check_outcome(step, proposal)
 

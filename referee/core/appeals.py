@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from referee.core import notices, params, view
+from referee.core import notices, outcomes, params, view
 from referee.core.changes import (
     ScoreCause,
     ScoreChange,
@@ -22,11 +21,9 @@ from referee.core.events import (
     Accuse,
     Agree,
     Crown,
-    Done,
     GiveRuling,
     NameChampion,
     OpenAppeal,
-    Reason,
 )
 from referee.core.model import (
     Appeal,
@@ -54,22 +51,22 @@ def crown_due(state: GameState) -> datetime:
     return state.deposed_at + timedelta(days=params.effective(state)["crown_days"])
 
 
-def open_appeal(step: Step, cmd: OpenAppeal) -> tuple[Done, dict[str, Any]]:
+def open_appeal(step: Step, cmd: OpenAppeal) -> outcomes.Accepted:
     question = cmd.question.strip()
     if not question:
-        raise Refusal(Reason.EMPTY_TEXT)
+        raise Refusal(outcomes.EmptyText())
     appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question)
     judge = step.state.judge_of(appeal)
-    return Done.APPEAL_OPENED, {"id": appeal.id, "judge": step.name_of(judge)}
+    return outcomes.AppealOpened(id=appeal.id, judge=step.name_of(judge))
 
 
-def accuse(step: Step, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
+def accuse(step: Step, cmd: Accuse) -> outcomes.Accepted:
     king = step.state.king
     evidence = cmd.evidence.strip()
     if not evidence:
-        raise Refusal(Reason.EMPTY_TEXT)
+        raise Refusal(outcomes.EmptyText())
     appeal = file_appeal(step, AppealKind.ACCUSATION, cmd.sender, evidence, accused=king)
-    return Done.ACCUSATION_OPENED, {"id": appeal.id}
+    return outcomes.AccusationOpened(id=appeal.id)
 
 
 def file_appeal(
@@ -110,20 +107,20 @@ def prompt_champion(step: Step, appeal: Appeal) -> None:
 def open_appeal_for(step: Step, appeal_id: str) -> Appeal:
     appeal = step.state.appeal(appeal_id)
     if appeal is None:
-        raise Refusal(Reason.UNKNOWN_APPEAL, id=appeal_id.upper())
+        raise Refusal(outcomes.UnknownAppeal(id=appeal_id.upper()))
     if appeal.status is not AppealStatus.OPEN:
-        raise Refusal(Reason.APPEAL_SETTLED, id=appeal.id)
+        raise Refusal(outcomes.AppealSettled(id=appeal.id))
     return appeal
 
 
-def name_champion(step: Step, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
+def name_champion(step: Step, cmd: NameChampion) -> outcomes.Accepted:
     appeal = open_appeal_for(step, cmd.appeal)
     judge = step.state.judge_of(appeal)
     if judge is not None:
-        raise Refusal(Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=step.name_of(judge))
+        raise Refusal(outcomes.JudgeAlreadyNamed(id=appeal.id, judge=step.name_of(judge)))
     champion = step.resolve(cmd.who)
     if champion.email == step.state.king:  # 212: the King cannot judge his own appeal
-        raise Refusal(Reason.KING_CANNOT_JUDGE, id=appeal.id)
+        raise Refusal(outcomes.KingCannotJudge(id=appeal.id))
     named = replace(appeal, champion=champion.email)
     step.state = step.state.with_appeal(named)
     step.notify(
@@ -131,17 +128,17 @@ def name_champion(step: Step, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
         notices.ChampionNamed(view.appeal_data(step.state, named)),
         thread=Thread.appeal(appeal.id),
     )
-    return Done.CHAMPION_NAMED, {"id": appeal.id, "champion": champion.name}
+    return outcomes.ChampionNamed(id=appeal.id, champion=champion.name)
 
 
-def give_ruling(step: Step, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
+def give_ruling(step: Step, cmd: GiveRuling) -> outcomes.Accepted:
     appeal = open_appeal_for(step, cmd.appeal)
     text = cmd.text.strip()
     if not text:
-        raise Refusal(Reason.EMPTY_TEXT)
+        raise Refusal(outcomes.EmptyText())
     verdict = Verdict(cmd.verdict) if cmd.verdict else None
     if appeal.kind is AppealKind.ACCUSATION and verdict is None:
-        raise Refusal(Reason.VERDICT_NEEDED, id=appeal.id)
+        raise Refusal(outcomes.VerdictNeeded(id=appeal.id))
     impossible = step.resolve(cmd.impossible).email if cmd.impossible else None
     ruled = replace(
         appeal,
@@ -158,13 +155,13 @@ def give_ruling(step: Step, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
         notices.RulingPublished(view.appeal_data(step.state, ruled)),
         thread=Thread.appeal(appeal.id),
     )
-    return Done.RULING_PUBLISHED, {"id": appeal.id}
+    return outcomes.RulingPublished(id=appeal.id)
 
 
-def agree(step: Step, cmd: Agree) -> tuple[Done, dict[str, Any]]:
+def agree(step: Step, cmd: Agree) -> outcomes.Accepted:
     appeal = open_appeal_for(step, cmd.appeal)
     if appeal.ruling is None:
-        raise Refusal(Reason.NO_RULING_YET, id=appeal.id)
+        raise Refusal(outcomes.NoRulingYet(id=appeal.id))
     agree = tuple(a for a in appeal.agree if a != cmd.sender)
     disagree = tuple(a for a in appeal.disagree if a != cmd.sender)
     if cmd.agree:
@@ -173,7 +170,7 @@ def agree(step: Step, cmd: Agree) -> tuple[Done, dict[str, Any]]:
         disagree = (*disagree, cmd.sender)
     step.state = step.state.with_appeal(replace(appeal, agree=agree, disagree=disagree))
     weigh(step, appeal.id)
-    return Done.AGREEMENT_RECORDED, {"id": appeal.id, "agree": cmd.agree}
+    return outcomes.AgreementRecorded(id=appeal.id, agree=cmd.agree)
 
 
 def weigh(step: Step, appeal_id: str) -> None:
@@ -240,12 +237,12 @@ def depose(step: Step, appeal: Appeal) -> None:
     settle_tie(step)
 
 
-def crown(step: Step, cmd: Crown) -> tuple[Done, dict[str, Any]]:
+def crown(step: Step, cmd: Crown) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email == cmd.sender:
-        raise Refusal(Reason.CANNOT_CROWN_SELF)
+        raise Refusal(outcomes.CannotCrownSelf())
     make_king(step, chosen.email, "213")
-    return Done.CROWNED, {"king": chosen.name}
+    return outcomes.Crowned(king=chosen.name)
 
 
 def make_king(step: Step, email: str, rule: str) -> None:

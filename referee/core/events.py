@@ -8,13 +8,14 @@ illegal move is an outcome with a reason, never an exception.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from referee.core.model import ProposalKind
 from referee.core.notices import Notice as Notice  # re-exported: effects live here
 from referee.core.notices import NoticeKind as NoticeKind
+from referee.core.outcomes import Done as Done
+from referee.core.outcomes import Outcome as Outcome
+from referee.core.outcomes import Reason as Reason
 
 
 class QueryKind(enum.StrEnum):
@@ -221,91 +222,7 @@ EVENT_TYPES: tuple[type, ...] = (
 # --- effects ---------------------------------------------------------------------------------
 
 
-class Done(enum.StrEnum):
-    """Codes of accepted commands; each has a template in every language."""
-
-    PROPOSAL_ACCEPTED = "proposal_accepted"
-    REVISION_ACCEPTED = "revision_accepted"
-    VOTE_RECORDED = "vote_recorded"
-    VOTE_REPLACED = "vote_replaced"
-    APPEAL_OPENED = "appeal_opened"
-    ACCUSATION_OPENED = "accusation_opened"
-    CHAMPION_NAMED = "champion_named"
-    RULING_PUBLISHED = "ruling_published"
-    AGREEMENT_RECORDED = "agreement_recorded"
-    CROWNED = "crowned"
-    AWARD_RECORDED = "award_recorded"
-    DEBATE_EXTENDED = "debate_extended"
-    QUIT_RECORDED = "quit_recorded"
-    PARAMETERS_CONFIRMED = "parameters_confirmed"
-    PARAMETER_SET = "parameter_set"
-    WINNER_NAMED = "winner_named"
-    STATUS = "status"
-    RULES = "rules"
-    RULE = "rule"
-    HISTORY = "history"
-    SCORES = "scores"
-    HELP = "help"
-
-
-class Reason(enum.StrEnum):
-    """Why a command was refused; each has a template in every language."""
-
-    GAME_OVER = "game_over"
-    NOT_ACTIVE = "not_active"
-    NOT_YOUR_TURN = "not_your_turn"
-    WRONG_PHASE = "wrong_phase"
-    APPEAL_PENDING = "appeal_pending"
-    NOT_KING = "not_king"
-    NOT_JUDGE = "not_judge"
-    NOT_PROPOSER = "not_proposer"
-    UNKNOWN_RULE = "unknown_rule"
-    RULE_REPEALED = "rule_repealed"
-    RULE_IMMUTABLE = "rule_immutable"
-    ENACT_IMMUTABLE = "enact_immutable"
-    UNKNOWN_AMENDMENT = "unknown_amendment"
-    EMPTY_TEXT = "empty_text"
-    TOO_MANY_MUTABLE = "too_many_mutable"
-    NO_MUTABLE_LEFT = "no_mutable_left"
-    UNKNOWN_PROPOSAL = "unknown_proposal"
-    VOTE_CLOSED = "vote_closed"
-    DEBATE_OVER = "debate_over"
-    NO_TEXT_TO_REVISE = "no_text_to_revise"
-    UNKNOWN_PARAMETER = "unknown_parameter"
-    BAD_PARAMETER = "bad_parameter"
-    PARAMETER_NOT_ALLOWED = "parameter_not_allowed"
-    NO_PARAMETER_QUESTION = "no_parameter_question"
-    AWARD_OUT_OF_RANGE = "award_out_of_range"
-    BAD_DAYS = "bad_days"
-    UNKNOWN_PLAYER = "unknown_player"
-    UNKNOWN_APPEAL = "unknown_appeal"
-    APPEAL_SETTLED = "appeal_settled"
-    NO_RULING_YET = "no_ruling_yet"
-    KING_CANNOT_JUDGE = "king_cannot_judge"
-    JUDGE_ALREADY_NAMED = "judge_already_named"
-    KING_CANNOT_ACCUSE = "king_cannot_accuse"
-    NO_KING = "no_king"
-    NOT_DEPOSED = "not_deposed"
-    CANNOT_CROWN_SELF = "cannot_crown_self"
-    VERDICT_NEEDED = "verdict_needed"
-    NO_TIE = "no_tie"
-    NOT_IN_TIE = "not_in_tie"
-    SYNTAX = "syntax"
-    NO_COMMAND = "no_command"
-    NOT_AUTHENTICATED = "not_authenticated"
-    TOO_LARGE = "too_large"
-
-
 EVERYONE: tuple[str, ...] = ("*",)  # a notice for every active player
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The result of one command, for the sender's combined reply."""
-
-    ok: bool
-    code: str  # a Done or a Reason value
-    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 Effect = Outcome | Notice

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, notices, params, procedure, view
+from referee.core import changes, notices, outcomes, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits
 from referee.core.appeals import (
     accuse,
@@ -39,7 +39,6 @@ from referee.core.events import (
     Command,
     Confirm,
     Crown,
-    Done,
     Event,
     Extend,
     GiveRuling,
@@ -51,7 +50,6 @@ from referee.core.events import (
     Query,
     QueryKind,
     Quit,
-    Reason,
     Revise,
     SetParameter,
     Tick,
@@ -76,23 +74,23 @@ def command(step: Step, cmd: Command) -> None:
     before = step.state
     try:
         gate(step, cmd)
-        done, data = handler(step, cmd)
+        done = handler(step, cmd)
     except Refusal as refusal:  # a refused command changes nothing and says only why
         step.state = before
-        step.effects = [Outcome(False, refusal.reason.value, refusal.data)]
+        step.effects = [Outcome(refusal.payload)]
         step.changes = Changes()
         return
-    step.effects.insert(0, Outcome(True, done.value, data))
+    step.effects.insert(0, Outcome(done))
 
 
 def gate(step: Step, cmd: Command) -> None:
     """The one legality check, from the table in `procedure` (every rule of who and when)."""
     refused = procedure.bar(step.state, cmd)
     if refused is not None:
-        raise Refusal(refused.reason, **refused.data)
+        raise Refusal(refused)
 
 
-def quit(step: Step, cmd: Quit) -> tuple[Done, dict[str, Any]]:
+def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     me = step.state.player(cmd.sender)
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
@@ -115,7 +113,7 @@ def quit(step: Step, cmd: Quit) -> tuple[Done, dict[str, Any]]:
     step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
         finish(step, None, "114")
-        return Done.QUIT_RECORDED, {}
+        return outcomes.QuitRecorded()
     if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
         crown_successor_of(step, cmd.sender)
     for appeal in step.state.open_appeals:
@@ -127,36 +125,36 @@ def quit(step: Step, cmd: Quit) -> tuple[Done, dict[str, Any]]:
         weigh(step, appeal.id)
     settle_tie(step)
     if step.state.over or step.state.tie:
-        return Done.QUIT_RECORDED, {}
+        return outcomes.QuitRecorded()
     if was_turn and step.state.turn_player == cmd.sender and step.state.phase is not Phase.APPEAL:
         end_turn(step, completed=False)
     elif step.state.phase is Phase.VOTING and everyone_voted(step):
         close_vote(step)
-    return Done.QUIT_RECORDED, {}
+    return outcomes.QuitRecorded()
 
 
-def query(step: Step, cmd: Query) -> tuple[Done, dict[str, Any]]:
+def query(step: Step, cmd: Query) -> outcomes.Accepted:
     s = step.state
     if cmd.what is QueryKind.STATUS:
-        return Done.STATUS, view.status_data(s)
+        return outcomes.Status(**view.status_data(s))
     if cmd.what is QueryKind.RULES:
-        return Done.RULES, view.ruleset_data(s)
+        return outcomes.Rules(**view.ruleset_data(s))
     if cmd.what is QueryKind.SCORES:
-        return Done.SCORES, {"scores": view.scores_data(s)}
+        return outcomes.Scores(scores=view.scores_data(s))
     if cmd.what is QueryKind.HELP:
-        return Done.HELP, {}
+        return outcomes.Help()
     rule = s.rule_by_number(cmd.number) if cmd.number is not None else None
     if rule is None:
-        raise Refusal(Reason.UNKNOWN_RULE, rule=cmd.number)
-    data = {"asked": cmd.number, "rule": view.rule_data(rule)}
-    return (Done.RULE if cmd.what is QueryKind.RULE else Done.HISTORY), data
+        raise Refusal(outcomes.UnknownRule(rule=cmd.number))
+    shown = outcomes.Rule if cmd.what is QueryKind.RULE else outcomes.History
+    return shown(asked=cmd.number, rule=view.rule_data(rule))
 
 
-def confirm(step: Step, cmd: Confirm) -> tuple[Done, dict[str, Any]]:
+def confirm(step: Step, cmd: Confirm) -> outcomes.Accepted:
     rule = step.state.rule_by_number(cmd.rule)
     questions = [q for q in step.state.parameter_questions if rule and q.rule == rule.identity]
     if rule is None or not questions:
-        raise Refusal(Reason.NO_PARAMETER_QUESTION, rule=cmd.rule)
+        raise Refusal(outcomes.NoParameterQuestion(rule=cmd.rule))
     step.state = replace(
         step.state,
         parameter_questions=tuple(
@@ -164,14 +162,14 @@ def confirm(step: Step, cmd: Confirm) -> tuple[Done, dict[str, Any]]:
         ),
     )
     kept = [{"name": n, "value": rule.parameter(n)} for q in questions for n in q.names]
-    return Done.PARAMETERS_CONFIRMED, {"rule": rule.number, "parameters": kept}
+    return outcomes.ParametersConfirmed(rule=rule.number, parameters=kept)
 
 
-def set_parameter(step: Step, cmd: SetParameter) -> tuple[Done, dict[str, Any]]:
+def set_parameter(step: Step, cmd: SetParameter) -> outcomes.Accepted:
     name = cmd.name.strip().lower()
     asked = [q for q in step.state.parameter_questions if name in q.names]
     if not asked:
-        raise Refusal(Reason.NO_PARAMETER_QUESTION, name=name)
+        raise Refusal(outcomes.NoParameterQuestion(name=name))
     question = asked[0]
     check_sets(step, ProposalKind.AMEND, ((name, cmd.value.strip()),))
     rule = step.state.rule_by_identity(question.rule)
@@ -201,7 +199,7 @@ def set_parameter(step: Step, cmd: SetParameter) -> tuple[Done, dict[str, Any]]:
             parameters=changes.parameter_changes(rule.parameters, changed.parameters),
         )
     )
-    return Done.PARAMETER_SET, {"rule": rule.number, "name": name, "value": cmd.value.strip()}
+    return outcomes.ParameterSet(rule=rule.number, name=name, value=cmd.value.strip())
 
 
 def start_game(state: GameState, now: datetime) -> Decision:
@@ -227,7 +225,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 
 
-Handler = Callable[[Step, Any], tuple[Done, dict[str, Any]]]
+Handler = Callable[[Step, Any], outcomes.Accepted]
 HANDLERS: dict[type, Handler] = {
     Propose: propose,
     Revise: revise,

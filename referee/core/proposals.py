@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
-from referee.core import notices, params, view
+from referee.core import notices, outcomes, params, view
 from referee.core.adoption import (
     check_limits,
     check_outcome,
@@ -23,10 +22,8 @@ from referee.core.adoption import (
 )
 from referee.core.events import (
     EVERYONE,
-    Done,
     Extend,
     Propose,
-    Reason,
     Revise,
 )
 from referee.core.model import (
@@ -41,20 +38,20 @@ from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 
 
-def propose(step: Step, cmd: Propose) -> tuple[Done, dict[str, Any]]:
+def propose(step: Step, cmd: Propose) -> outcomes.Accepted:
     kind = cmd.kind
     sets = params.normalise_sets(cmd.sets)
     rule: Rule | None = None
     amendment: Amendment | None = None
     if kind is ProposalKind.ENACT and cmd.immutable:
-        raise Refusal(Reason.ENACT_IMMUTABLE)
+        raise Refusal(outcomes.EnactImmutable())
     if kind in (ProposalKind.AMEND_AMENDMENT, ProposalKind.REPEAL_AMENDMENT):
         rule, amendment = target_amendment(step, cmd.amendment)
     elif kind is not ProposalKind.ENACT:
         rule = target_rule(step, cmd.target, need_mutable=kind is not ProposalKind.TRANSMUTE)
     text = cmd.text.strip()
     if kind.has_text and not text:
-        raise Refusal(Reason.EMPTY_TEXT)
+        raise Refusal(outcomes.EmptyText())
     if not kind.has_text:
         text = ""
     check_limits(step, kind, rule)
@@ -86,11 +83,7 @@ def propose(step: Step, cmd: Propose) -> tuple[Done, dict[str, Any]]:
         reminder_at=proposal.vote_deadline - DAY,
     )
     circulate(step, proposal)  # 107
-    return Done.PROPOSAL_ACCEPTED, {"number": number, **deadlines(step, proposal)}
-
-
-def deadlines(step: Step, proposal: Proposal) -> dict[str, Any]:
-    return {"debate_ends": proposal.debate_ends, "vote_deadline": proposal.vote_deadline}
+    return outcomes.ProposalAccepted(number, proposal.debate_ends, proposal.vote_deadline)
 
 
 def circulate(step: Step, proposal: Proposal, previous: str | None = None) -> None:
@@ -116,22 +109,22 @@ def circulate(step: Step, proposal: Proposal, previous: str | None = None) -> No
 def current_for(step: Step, number: int) -> Proposal:
     proposal = step.state.proposal(number)
     if proposal is None:
-        raise Refusal(Reason.UNKNOWN_PROPOSAL, number=number)
+        raise Refusal(outcomes.UnknownProposal(number=number))
     if proposal.number != step.state.current_proposal or proposal.status not in (
         ProposalStatus.DEBATE,
         ProposalStatus.VOTING,
     ):
-        raise Refusal(Reason.VOTE_CLOSED, number=number, status=proposal.status.value)
+        raise Refusal(outcomes.VoteClosed(number=number, status=proposal.status.value))
     return proposal
 
 
-def revise(step: Step, cmd: Revise) -> tuple[Done, dict[str, Any]]:
+def revise(step: Step, cmd: Revise) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number)
     if not proposal.kind.has_text:
-        raise Refusal(Reason.NO_TEXT_TO_REVISE, number=cmd.number)
+        raise Refusal(outcomes.NoTextToRevise(number=cmd.number))
     text = cmd.text.strip()
     if not text:
-        raise Refusal(Reason.EMPTY_TEXT)
+        raise Refusal(outcomes.EmptyText())
     sets = params.normalise_sets(cmd.sets)
     check_sets(step, proposal.kind, sets)
     voided = len(proposal.votes)
@@ -140,13 +133,13 @@ def revise(step: Step, cmd: Revise) -> tuple[Done, dict[str, Any]]:
     step.state = step.state.with_proposal(revised)
     # 112: votes cast are void; the diff is against the text they voted on
     circulate(step, revised, previous=proposal.text)
-    return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
+    return outcomes.RevisionAccepted(number=cmd.number, voided=voided)
 
 
-def extend(step: Step, cmd: Extend) -> tuple[Done, dict[str, Any]]:
+def extend(step: Step, cmd: Extend) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number or step.state.current_proposal or 0)
     if not 1 <= cmd.days <= 365:
-        raise Refusal(Reason.BAD_DAYS, days=cmd.days)
+        raise Refusal(outcomes.BadDays(days=cmd.days))
     more = timedelta(days=cmd.days)
     longer = replace(
         proposal,
@@ -165,4 +158,4 @@ def extend(step: Step, cmd: Extend) -> tuple[Done, dict[str, Any]]:
         ),
         thread=Thread.proposal(longer.number),
     )
-    return Done.DEBATE_EXTENDED, {"number": longer.number, **deadlines(step, longer)}
+    return outcomes.DebateExtended(longer.number, longer.debate_ends, longer.vote_deadline)

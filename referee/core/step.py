@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from referee.core import notices, params, view
+from referee.core import notices, outcomes, params, view
 from referee.core.changes import (
     Changes,
     RuleChange,
@@ -55,10 +54,13 @@ class Decision:
 class Refusal(Exception):
     """Internal: unwinds a handler that refuses; turned into an Outcome before returning."""
 
-    def __init__(self, reason: Reason, **data: Any) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
-        self.data = data
+    def __init__(self, payload: outcomes.Refused) -> None:
+        super().__init__(payload.code.value)
+        self.payload = payload
+
+    @property
+    def reason(self) -> Reason:
+        return self.payload.code
 
 
 def find_player(state: GameState, who: str) -> Player | None:
@@ -121,5 +123,5 @@ class Step:
     def resolve(self, who: str) -> Player:
         p = find_player(self.state, who)
         if p is None or not p.active:
-            raise Refusal(Reason.UNKNOWN_PLAYER, who=who)
+            raise Refusal(outcomes.UnknownPlayer(who=who))
         return p

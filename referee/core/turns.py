@@ -9,9 +9,8 @@ decides.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from referee.core import notices, view
+from referee.core import notices, outcomes, view
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -21,9 +20,7 @@ from referee.core.changes import (
 from referee.core.events import (
     EVERYONE,
     Award,
-    Done,
     NameWinner,
-    Reason,
 )
 from referee.core.model import (
     Adoption,
@@ -134,10 +131,10 @@ def prompt_award(step: Step, reminder: bool = False) -> None:
     )
 
 
-def award(step: Step, cmd: Award) -> tuple[Done, dict[str, Any]]:
+def award(step: Step, cmd: Award) -> outcomes.Accepted:
     p = step.params()
     if not p["award_min"] <= cmd.points <= p["award_max"]:
-        raise Refusal(Reason.AWARD_OUT_OF_RANGE, low=p["award_min"], high=p["award_max"])
+        raise Refusal(outcomes.AwardOutOfRange(low=p["award_min"], high=p["award_max"]))
     email = step.state.turn_player
     player = step.state.player(email) if email else None
     assert player is not None
@@ -147,7 +144,7 @@ def award(step: Step, cmd: Award) -> tuple[Done, dict[str, Any]]:
     check_winner(step)
     if not step.state.over and not step.state.tie:
         end_turn(step, completed=True)
-    return Done.AWARD_RECORDED, {"points": cmd.points, "player": player.name}
+    return outcomes.AwardRecorded(points=cmd.points, player=player.name)
 
 
 def check_winner(step: Step) -> None:
@@ -213,9 +210,9 @@ def finish(step: Step, winner: str | None, rule: str) -> None:
     )
 
 
-def name_winner(step: Step, cmd: NameWinner) -> tuple[Done, dict[str, Any]]:
+def name_winner(step: Step, cmd: NameWinner) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email not in step.state.tie:
-        raise Refusal(Reason.NOT_IN_TIE, who=chosen.name)
+        raise Refusal(outcomes.NotInTie(who=chosen.name))
     finish(step, chosen.email, "209")
-    return Done.WINNER_NAMED, {"winner": chosen.name}
+    return outcomes.WinnerNamed(winner=chosen.name)

@@ -9,9 +9,8 @@ gain the bonus (206).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from referee.core import notices, view
+from referee.core import notices, outcomes, view
 from referee.core.adoption import adopt, recheck, rule_mutable
 from referee.core.changes import (
     Changes,
@@ -21,7 +20,6 @@ from referee.core.changes import (
 )
 from referee.core.events import (
     EVERYONE,
-    Done,
     Vote,
 )
 from referee.core.model import (
@@ -37,16 +35,15 @@ from referee.core.threads import Thread
 from referee.core.turns import check_winner, prompt_award
 
 
-def vote(step: Step, cmd: Vote) -> tuple[Done, dict[str, Any]]:
+def vote(step: Step, cmd: Vote) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number)
     before = proposal.vote_of(cmd.sender)
     votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
     step.state = step.state.with_proposal(replace(proposal, votes=votes))
-    code = Done.VOTE_RECORDED if before is None else Done.VOTE_REPLACED
-    data = {"number": cmd.number, "yes": cmd.yes}
+    recorded = outcomes.VoteRecorded if before is None else outcomes.VoteReplaced
     if step.state.phase is Phase.VOTING and everyone_voted(step):
         close_vote(step)
-    return code, data
+    return recorded(number=cmd.number, yes=cmd.yes)
 
 
 def everyone_voted(step: Step) -> bool:
