@@ -62,7 +62,8 @@ def test_sigkill_during_a_burst_loses_and_repeats_nothing(
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             counts = store.counts(game_id)
-            if store.inbound_count(game_id) >= BURST and counts.get("pending", 0) == 0:
+            waiting = counts.get("pending", 0) + counts.get("sending", 0)
+            if store.inbound_count(game_id) >= BURST and waiting == 0:
                 break
             time.sleep(0.5)
         os.killpg(process.pid, signal.SIGTERM)
