@@ -128,7 +128,9 @@ def run(
     """
     import asyncio
 
-    from referee.runner import Service, Worker
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from referee.runner import Service, Worker, database_down
 
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
     every = [settings_from(path) for path in config]
@@ -160,6 +162,8 @@ def run(
             asyncio.run(Worker(services).run())
     except (StoreError, OSError) as exc:
         fail(str(exc))
+    except SQLAlchemyError as exc:  # unreachable, read-only: one line, not the driver's story
+        fail(str(database_down(exc)))
     except typer.Exit:
         raise
     except Exception as exc:  # never a traceback: the log has the detail

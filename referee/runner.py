@@ -380,31 +380,31 @@ class Service:
                     done.set()
                     return
 
-        tasks: list[asyncio.Task[None]] = []
+        tasks: list[asyncio.Task[Any]] = []
+        stopper: asyncio.Task[Any] | None = None
+        ender: asyncio.Task[Any] | None = None
         try:
             scheduler.start()
             self.summary.deadlines += await self._in_thread(self.referee.advance, self.clock())
             reschedule()
             scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
             wake_outbox.set()
-            for job in (
-                self._intake(stop, after_mail),
-                self._outbox(wake_outbox),
-                clock(),
-                heartbeat(),
-            ):
-                tasks.append(asyncio.create_task(job))
+            jobs = [self._intake(stop, after_mail), clock(), heartbeat()]
+            if self.postman is not None:
+                jobs.append(self._outbox(wake_outbox))
+            tasks += [asyncio.create_task(job) for job in jobs]
             stopper = asyncio.create_task(stop.wait())
             ender = asyncio.create_task(done.wait())
-            await asyncio.wait([*tasks, stopper, ender], return_when=asyncio.FIRST_COMPLETED)
-            stopper.cancel()
-            ender.cancel()
-            for task in tasks:
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
+            running = {*tasks, stopper, ender}
+            while not (stop.is_set() or done.is_set()):
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    if not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
             return released
         finally:
             self.halt.set()
+            tasks += [t for t in (stopper, ender) if t is not None]
             for task in tasks:
                 task.cancel()
             for task in tasks:
@@ -491,8 +491,7 @@ class Service:
             delay = min(RECONNECT_MAX, delay * 2)
 
     async def _outbox(self, wake: asyncio.Event) -> None:
-        if self.postman is None:
-            return
+        assert self.postman is not None
         while True:
             await wake.wait()
             wake.clear()
