@@ -127,13 +127,21 @@ class Service:
         Raises `LostGame` or `DatabaseDown` (the mail stays in the inbox for whoever works the
         game next): a database error is the mail's fault only while the database still works.
         """
+        problem = self._attempt(raw, at, size)
+        if isinstance(problem, SQLAlchemyError):  # a lock timeout, or this mail's own data
+            log.warning("mail failed on a database error (%s); trying it once more", problem)
+            problem = self._attempt(raw, at, size)
+        return problem
+
+    def _attempt(self, raw: bytes, at: datetime, size: int | None) -> Exception | None:
         try:
             self.process(raw, at, size)
         except (LostGame, DatabaseDown):
             raise
+        except SQLAlchemyError as exc:
+            self.check_database()  # down or lost: raised, and the mail stays in the inbox
+            return exc
         except Exception as exc:
-            if isinstance(exc, SQLAlchemyError):
-                self.check_database()
             return exc
         return None
 
