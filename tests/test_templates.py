@@ -198,6 +198,11 @@ REASON_DATA: dict[str, Any] = {
     "problem": "YES/NO",
     "why": "no DKIM signature",
     "limit": "5 MB",
+    "headers": "Subject",
+    "length": "250,000",
+    "queued": 300,
+    "what": "commands",
+    "where": "proposal 301",
 }
 
 
