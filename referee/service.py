@@ -518,13 +518,13 @@ _OPENS_APPEAL = ("appeal", "accuse")
 def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) -> Outcome | None:
     """A mail asking more than one mail may: refused whole, with the limit it broke."""
     data: dict[str, Any]
-    if len(parsed) > limits.commands_per_mail:
-        data = {"count": len(parsed), "limit": limits.commands_per_mail}
-        return Outcome(False, Reason.TOO_MANY_COMMANDS.value, data)
     appeals = sum(1 for p in parsed if p.spec.name in _OPENS_APPEAL)
     if appeals > limits.appeals_per_mail:
         data = {"count": appeals, "limit": limits.appeals_per_mail}
         return Outcome(False, Reason.TOO_MANY_APPEALS.value, data)
+    if len(parsed) > limits.commands_per_mail:
+        data = {"count": len(parsed), "limit": limits.commands_per_mail}
+        return Outcome(False, Reason.TOO_MANY_COMMANDS.value, data)
     if today.commands + len(parsed) > limits.commands_per_day:
         data = {"what": "commands", "limit": limits.commands_per_day}
         return Outcome(False, Reason.DAILY_LIMIT.value, data)
