@@ -290,7 +290,7 @@ class Referee:
         if not parsed:
             items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {})))
         sent = self._reply(work, mail, at, state, items)
-        sent += self._emit(work, effects, at, state, inbound=mail.message_id)
+        sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
 
@@ -364,7 +364,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name=name,
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "reply", mail.message_id
+                self.settings.game.name, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -389,7 +389,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "stranger", mail.message_id
+                self.settings.game.name, self.settings.game.address, "stranger", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",

@@ -34,7 +34,7 @@ def _legacy_key(sender: str, message_id: str) -> str:
 
 
 def upgrade() -> None:
-    new = op.create_table(
+    op.create_table(
         "inbound_v2",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("game_id", sa.Integer(), nullable=False),
@@ -50,22 +50,23 @@ def upgrade() -> None:
         sa.UniqueConstraint("game_id", "dedupe_key"),
     )
     connection = op.get_bind()
-    old = sa.table(
-        "inbound",
-        sa.column("id"),
-        sa.column("game_id"),
-        sa.column("message_id"),
-        sa.column("sender"),
-        sa.column("received_at"),
-        sa.column("status"),
-        sa.column("note"),
+    # Copy the rows as they are stored, then give each its key (computed here, in Python).
+    connection.execute(
+        sa.text(
+            "INSERT INTO inbound_v2 (id, game_id, dedupe_key, message_id, sender, received_at,"
+            " status, note, commands) SELECT id, game_id, 'legacy-' || id, message_id, sender,"
+            " received_at, status, note, 0 FROM inbound"
+        )
     )
-    rows = [dict(row._mapping) for row in connection.execute(sa.select(old))]
+    rows = connection.execute(sa.text("SELECT id, sender, message_id FROM inbound_v2")).all()
     if rows:
-        for row in rows:
-            row["dedupe_key"] = _legacy_key(row["sender"], row["message_id"])
-            row["commands"] = 0
-        op.bulk_insert(new, rows)
+        connection.execute(
+            sa.text("UPDATE inbound_v2 SET dedupe_key = :key WHERE id = :id"),
+            [
+                {"key": _legacy_key(sender, message_id), "id": id_}
+                for id_, sender, message_id in rows
+            ],
+        )
     op.drop_table("inbound")
     op.rename_table("inbound_v2", "inbound")
     if connection.dialect.name == "postgresql":  # keep the sequence behind the copied ids
