@@ -20,6 +20,7 @@ from referee.core import codec, engine
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
+from referee.core.numbering import first_proposal_number
 from referee.mail import outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
@@ -40,17 +41,23 @@ def redact(address: str) -> str:
 
 def initial_state(settings: Settings, started: datetime) -> GameState:
     """The game before its first turn: the config's players and King, the ruleset's rules."""
-    ruleset = rulebook.load(settings.game.ruleset, settings.game.language, settings.folder)
+    ruleset = rulebook.load(
+        settings.game.ruleset, settings.game.language, settings.folder, dict(settings.parameters)
+    )
     players = tuple(Player(name=p.name, email=p.email, surname=p.surname) for p in settings.players)
-    return GameState(
+    rules = ruleset.at(started)
+    state = GameState(
         name=settings.game.name,
         language=settings.game.language,
         started_at=started,
         players=players,
         king=settings.king.email,
-        rules=ruleset.at(started),
+        rules=rules,
         house_parameters=settings.parameters,
+        next_proposal_number=first_proposal_number(rules),  # 109
     )
+    rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    return state
 
 
 def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
