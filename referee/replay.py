@@ -107,7 +107,7 @@ def replay(
             try:
                 referee.receive(item.raw, at)
             except Exception as exc:  # what the live service quarantines: reported, skipped
-                mid, _ = intake.identify(item.raw)
+                mid, _, _ = intake.identify(item.raw)
                 log.error(
                     "message %s set aside, as the live service quarantines it: %s: %s",
                     mid,

@@ -43,6 +43,7 @@ from referee.archive import write_archive
 from referee.config import Settings
 from referee.core import engine
 from referee.mail import intake
+from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.smtp import Postman, Tally
@@ -159,9 +160,9 @@ class Service:
 
     def record_failure(self, raw: bytes, error: Exception, at: datetime, where: str = "") -> None:
         if raw:
-            mid, sender = intake.identify(raw)
+            mid, sender, key = intake.identify(raw)
         else:  # nothing could be read: name it by where it was
-            mid, sender = f"<{uuid.uuid5(uuid.NAMESPACE_URL, where).hex}@unreadable.invalid>", ""
+            mid, sender, key = f"<{uuid.uuid5(uuid.NAMESPACE_URL, where).hex}@unreadable>", "", None
         log.error(
             "mail %s from %s%s set aside in quarantine: %s: %s",
             mid,
@@ -172,7 +173,12 @@ class Service:
         )
         try:
             self.store.record_failure(
-                self.game_id, mid, sender, at, f"{error.__class__.__name__}: {error}"
+                self.game_id,
+                mid,
+                sender,
+                at,
+                f"{error.__class__.__name__}: {error}",
+                key=key,
             )
         except SQLAlchemyError:
             self.check_database()  # a database that is down stops us; else the log has it
@@ -574,6 +580,10 @@ class Worker:
         self.alive = await asyncio.to_thread(self._beat)  # a read-only store fails here, at once
         tasks = [asyncio.create_task(self._heartbeat(stop))]
         tasks += [asyncio.create_task(s.serve(stop, self)) for s in self.services]
+        for service in self.services:
+            unguarded = auth_warning(service.settings)
+            if unguarded:
+                log.warning(unguarded)
         log.info("referee running: %s", ", ".join(repr(s.name) for s in self.services))
         failure: BaseException | None = None
         try:

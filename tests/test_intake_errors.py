@@ -193,14 +193,16 @@ def test_an_unsendable_row_fails_alone_and_is_not_retried(tmp_path: Path, sink: 
     settings = load_settings(config)
     store = Store(settings.database_url)
     try:
-        Referee.create(store, settings, T0)
-        stranger = b"From: x <a\x01b@evil.example>\r\nMessage-ID: <s@evil>\r\n\r\nhi\r\n"
-        new_mail(settings, "1.stranger", stranger)
+        game = Referee.create(store, settings, T0).game_id
+        # The parser no longer lets such a sender through; whatever else makes a row that the
+        # SMTP client refuses outright (here, a control character in its recipient) fails alone.
+        with store.unit(game) as work:
+            work.enqueue("<bad@x>", "a\x01b@evil.example", "stranger", b"Subject: x\r\n\r\nx", T0)
         proposal = mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND", message_id="<c@x>")
         new_mail(settings, "2.carla", proposal)
         service = Service(settings, store)
         summary = service.run_once(T0 + timedelta(hours=1))
-        assert summary.processed == 2 and summary.undeliverable == 1
+        assert summary.processed == 1 and summary.undeliverable == 1
         assert summary.sent == len(sink.mails) >= 7  # the opening, Carla's reply, the proposal
         assert "<c@x>" in sink.answered()
         failed = store.outbox(service.game_id, "failed")

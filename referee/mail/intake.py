@@ -38,10 +38,17 @@ def head(data: bytes) -> bytes:
     return data[: end.end()] if end else data
 
 
-def identify(raw: bytes) -> tuple[str, str]:
-    """Message-ID and sender from the headers alone, for the log; safe on any bytes."""
+def identify(raw: bytes) -> tuple[str, str, str | None]:
+    """Message-ID, sender and dedupe key (None when the body cannot be read), for the log and
+    the quarantine record; safe on any bytes."""
+    try:
+        check_structure(raw)
+        mail = parse_message(raw)
+        return mail.message_id, mail.sender, mail.dedupe_key
+    except Exception:  # the body is what failed: the headers alone
+        pass
     try:
         mail = parse_message(raw, headers_only=True)  # the body is never parsed
     except Exception:  # even the headers are unreadable
-        return "<unparseable>", ""
-    return mail.message_id, mail.sender
+        return "<unparseable>", "", None
+    return mail.message_id, mail.sender, None

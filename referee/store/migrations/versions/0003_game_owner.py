@@ -1,7 +1,7 @@
 """One owner per game: the game lease, the live workers, and outbox claims (rules 205, 212).
 
-Revision ID: 0002_game_owner
-Revises: 0001
+Revision ID: 0003
+Revises: 0002 (sender's dedupe key)
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
 
-revision = "0002_game_owner"
-down_revision = "0001"
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
