@@ -62,6 +62,7 @@ from referee.core.model import (
     ProposalKind,
     ProposalStatus,
 )
+from referee.core.numbering import first_proposal_number
 from referee.core.order import turn_order
 from referee.core.proposals import extend, propose, revise
 from referee.core.step import Decision, Refusal, Step
@@ -204,8 +205,7 @@ def set_parameter(step: Step, cmd: SetParameter) -> outcomes.Accepted:
 
 def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
-    in_use = [n for rule in state.rules for n in rule.numbers]
-    first = max([state.next_proposal_number, *(n + 1 for n in in_use)])  # 109: no collision
+    first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
     step = Step(replace(state, next_proposal_number=first), now)
     step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
     order = turn_order(step.state)

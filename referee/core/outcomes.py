@@ -87,6 +87,15 @@ class Reason(enum.StrEnum):
     NO_COMMAND = "no_command"
     NOT_AUTHENTICATED = "not_authenticated"
     TOO_LARGE = "too_large"
+    # Refusals of the mail layer (referee/mail, issue 7): what the player wrote, and limits.
+    NO_SINGLE_SENDER = "no_single_sender"
+    DUPLICATE_HEADER = "duplicate_header"
+    TOO_LONG = "too_long"
+    TOO_MANY_COMMANDS = "too_many_commands"
+    TOO_MANY_APPEALS = "too_many_appeals"
+    TOO_MANY_MAILS = "too_many_mails"
+    DAILY_LIMIT = "daily_limit"
+    QUOTED_NOTICE = "quoted_notice"
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -532,6 +541,59 @@ class TooLarge(Refused):
     limit: str
 
 
+@dataclass(frozen=True)
+class NoSingleSender(Refused):
+    code: ClassVar[Reason] = Reason.NO_SINGLE_SENDER
+    why: str
+
+
+@dataclass(frozen=True)
+class DuplicateHeader(Refused):
+    code: ClassVar[Reason] = Reason.DUPLICATE_HEADER
+    headers: str
+
+
+@dataclass(frozen=True)
+class TooLong(Refused):
+    code: ClassVar[Reason] = Reason.TOO_LONG
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
+class TooManyCommands(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_COMMANDS
+    count: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class TooManyAppeals(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_APPEALS
+    count: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class TooManyMails(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_MAILS
+    queued: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class DailyLimit(Refused):
+    code: ClassVar[Reason] = Reason.DAILY_LIMIT
+    what: str  # "mails" | "commands"
+    limit: int
+
+
+@dataclass(frozen=True)
+class QuotedNotice(Refused):
+    code: ClassVar[Reason] = Reason.QUOTED_NOTICE
+    where: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -600,6 +662,14 @@ REFUSED: tuple[type[Refused], ...] = (
     NoCommand,
     NotAuthenticated,
     TooLarge,
+    NoSingleSender,
+    DuplicateHeader,
+    TooLong,
+    TooManyCommands,
+    TooManyAppeals,
+    TooManyMails,
+    DailyLimit,
+    QuotedNotice,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},
