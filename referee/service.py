@@ -29,6 +29,7 @@ from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
+from referee.store.tables import InboundStatus
 
 log = logging.getLogger("referee")
 
@@ -77,7 +78,7 @@ class Receipt:
     """What became of one inbound message, for the log and the caller."""
 
     message_id: str
-    status: str  # processed | duplicate | ignored | stranger
+    status: InboundStatus
     commands: int = 0
     refused: int = 0
     sent: int = 0
@@ -192,7 +193,7 @@ class Referee:
         with self.store.unit(self.game_id) as work:
             if work.seen(mail):
                 log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
-                return Receipt(mail.message_id, "duplicate")
+                return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
@@ -212,51 +213,52 @@ class Referee:
     ) -> tuple[Receipt, GameState]:
         limits = self.settings.limits
         if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
-            work.record_inbound(mail, at, "ignored", "automatic")
-            return Receipt(mail.message_id, "ignored"), state
+            work.record_inbound(mail, at, InboundStatus.IGNORED, "automatic")
+            return Receipt(mail.message_id, InboundStatus.IGNORED), state
         if not mail.sender:  # no one to answer, and no one to obey
             log.warning(
                 "mail %s has no single sender: %s", _shown(mail.message_id), mail.sender_problem
             )
             work.record_inbound(
-                mail, at, "refused", f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
+                mail, at, InboundStatus.REFUSED, f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
             )
-            return Receipt(mail.message_id, "refused", 0, 1, 0), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
         player = state.player(mail.sender)
         if player is None:
-            work.record_inbound(mail, at, "stranger")
+            work.record_inbound(mail, at, InboundStatus.STRANGER)
             sent = 0
             day = at.date().isoformat()
             if work.first_note_today(mail.sender, day, limits.stranger_notes_per_day):
                 sent = self._reply_stranger(work, mail, at, state)
-            return Receipt(mail.message_id, "stranger", sent=sent), state
+            return Receipt(mail.message_id, InboundStatus.STRANGER, sent=sent), state
         today = work.sender_today(mail.sender, at)
         over = _daily(today, limits)
         if over is not None:
-            work.record_inbound(mail, at, "refused", Reason.DAILY_LIMIT.value)
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.DAILY_LIMIT.value)
             if today.mails > limits.mails_per_day:  # told once already: silence till tomorrow
-                return Receipt(mail.message_id, "refused", 0, 1, 0), state
+                return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
             sent = self._reply(work, mail, at, state, [_item("", over)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         refusal = self._screen(mail, raw)
         if refusal is not None:
-            work.record_inbound(mail, at, "refused", refusal.code)
+            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code)
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
-            work.record_inbound(mail, at, "refused", refusal.code, len(parsed))
+            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
         language = self.settings.game.language
         if not parsed and today.empty >= limits.empty_replies_per_day:
-            work.record_inbound(mail, at, "refused", Reason.NO_COMMAND.value)
-            return Receipt(mail.message_id, "refused", 0, 1, 0), state  # a loop: stop answering
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
+            # a loop: stop answering
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
         note = "" if parsed else Reason.NO_COMMAND.value
-        work.record_inbound(mail, at, "processed", note, len(parsed))
+        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
         items: list[dict[str, Any]] = []
         effects: list[Effect] = []
         echoes = self._echoes(mail, state) if parsed else frozenset()
@@ -311,7 +313,7 @@ class Referee:
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
-        return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
+        return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
     def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
         """A player's mail that cannot be read or believed gets only a refusal."""
