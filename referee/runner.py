@@ -25,6 +25,7 @@ from referee.core import engine
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.parse import parse_message
+from referee.mail.sentbox import MaildirPostman
 from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
 from referee.store.store import Store
@@ -59,10 +60,11 @@ class Service:
         self.store = store
         self.clock = clock
         self.referee = Referee.open(store, settings)
-        self.postman = (
+        # Without [smtp], what the referee sends is written to the `sent` Maildir.
+        self.postman: Postman | MaildirPostman = (
             Postman(store, self.referee.game_id, settings.smtp, settings.game.address)
             if settings.smtp is not None
-            else None
+            else MaildirPostman(store, self.referee.game_id, settings.sent)
         )
 
     # ----- one message ---------------------------------------------------------------------
