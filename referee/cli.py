@@ -88,8 +88,10 @@ def answers(settings: Settings, what: str) -> Iterator[None]:
     """Turn every failure into one line naming what failed: the store, the server, the file."""
     try:
         yield
-    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+    except (typer.Exit, typer.Abort):
         raise
+    except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
+        fail(f"{what}: interrupted", 130)
     except (ConfigError, StoreError, rulebook.RulesetError, ResourceError) as exc:
         fail(str(exc))
     except DBAPIError as exc:  # the database server, or the SQLite file, cannot be used
@@ -423,6 +425,8 @@ def demo(
         fail(f"--language: {language!r} is not 'en' or 'it'")
     try:
         play(folder, language, typer.echo)
+    except KeyboardInterrupt:
+        fail(f"interrupted; {folder} is half-written: run 'nomic-referee demo' again", 130)
     except DemoError as exc:
         fail(str(exc))
     except OSError as exc:
