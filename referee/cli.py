@@ -1,8 +1,9 @@
-"""The command line, `nomic-referee`: init, run, status, outbox, replay, demo (INTERFACE.md 1).
+"""The command line, `nomic-referee`: init, run, status, outbox, replay, demo, import, export.
 
-It only parses arguments and calls the service. Every error is one line on stderr and a
-non-zero exit, never a traceback: a bad config, an unreadable file, an unreachable database or
-IMAP server (named, with its answer), bad arguments.
+The commands of INTERFACE.md section 1. It only parses arguments and calls the service.
+Every error is one line on stderr and a non-zero exit, never a traceback: a bad config, an
+unreadable file, an unreachable database or IMAP server (named, with its answer), bad
+arguments.
 """
 
 from __future__ import annotations
@@ -431,6 +432,76 @@ def demo(
         fail(str(exc))
     except OSError as exc:
         fail(f"demo: {exc}")
+
+
+# --- rule documents: import and export (issue 10) ------------------------------------------------
+
+
+@app.command("import")
+def import_document(
+    document: Annotated[Path, typer.Argument(help="the rule document (text or Markdown)")],
+    out: Annotated[Path, typer.Option("--out", help="the ruleset folder to write")],
+    immutable: Annotated[
+        list[str] | None,
+        typer.Option("--immutable", help="a rule (label, path or number) to make immutable"),
+    ] = None,
+    carry: Annotated[
+        list[str] | None,
+        typer.Option("--carry", help="NAME=RULE: the rule that carries a game parameter"),
+    ] = None,
+    language: Annotated[str, typer.Option(help="the document's language (it, en, ...)")] = "",
+) -> None:
+    """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
+    import tempfile
+
+    from referee import importer
+
+    try:
+        text = document.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {document}: {exc}")
+    pairs = []
+    for item in carry or []:
+        name, sep, ref = item.partition("=")
+        if not sep or not name.strip() or not ref.strip():
+            fail(f"--carry {item!r}: write NAME=RULE, e.g. --carry 'winning_score=§ 5.4'")
+        pairs.append((name.strip(), ref.strip()))
+    doc = importer.read_document(text)
+    options = importer.Options(language, tuple(immutable or ()), tuple(pairs))
+    try:
+        with tempfile.TemporaryDirectory() as scratch:  # the options must name real rules
+            importer.write_folder(doc, options, str(document), Path(scratch))
+            ruleset = rulebook.load_folder(Path(scratch))
+        importer.write_folder(doc, options, str(document), out)
+    except (OSError, rulebook.RulesetError) as exc:
+        fail(str(exc))
+    typer.echo("\n".join(importer.summary(doc)))
+    mutable = sum(1 for r in ruleset.rules if r.mutable)
+    typer.echo(
+        f"wrote {len(ruleset.rules)} rule(s) to {out} ({mutable} mutable); review them, "
+        "then point [game] ruleset at the folder and run init"
+    )
+
+
+@app.command()
+def export(
+    folder: Annotated[Path, typer.Argument(help="a ruleset folder")],
+    form: Annotated[str | None, typer.Option("--format", help="md or txt")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
+) -> None:
+    """Write a ruleset folder back as one document, in the source's own numbering."""
+    from referee.exporter import export as write_document
+
+    if not folder.is_dir():
+        fail(f"not a ruleset folder: {folder}")
+    try:
+        document = write_document(folder, form)
+        if output is not None:
+            output.write_text(document, encoding="utf-8")
+    except (OSError, rulebook.RulesetError) as exc:
+        fail(str(exc))
+    if output is None:
+        sys.stdout.write(document)
 
 
 def main() -> None:
