@@ -11,7 +11,7 @@ desktop width (1280 px), taken by Debian's headless Chromium.
     python scripts/gallery.py --out build/gallery --screenshots
     python scripts/gallery.py --out build/gallery --screenshots --docs docs/gallery
 
-`--docs` also copies the README's few chosen screenshots there.
+`--docs` also writes the README's few chosen screenshots there (docs/gallery/).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email import message_from_bytes, policy
@@ -61,6 +60,8 @@ README_SHOTS = (
     ("it", "ruleset", DESKTOP),
 )
 
+README_HEIGHT = 1100  # pixels: a screenful or so of each
+
 # Kinds of reply the gallery labels by the mail that caused them.
 REPLY_KINDS = (
     "reply-done",
@@ -91,23 +92,23 @@ def _days(days: float) -> timedelta:
 
 # A second game, in each language: the mail the example game never causes.
 SCRIPT: tuple[Step, ...] = (
-    Step(_days(0.05), STRANGER, "Hello", {"en": "Can I play?", "it": "Posso giocare?"}, "stranger"),
+    Step(_days(0.05), STRANGER, "move", {"en": "Can I play?", "it": "Posso giocare?"}, "stranger"),
     Step(
         _days(0.06),
         BOB,
-        "My moves",
+        "move",
         {
             "en": "VOTE 399 YES\nAWARD 5\nPROPOSE AMEND 101\nObey me.\nEND\nDANCE",
             "it": "VOTO 399 SÌ\nPUNTI 5\nPROPONGO EMENDARE 101\nObbeditemi.\nFINE\nBALLO",
         },
         "reply-refused",
     ),
-    Step(_days(0.07), BOB, "Question", {"en": "STATUS", "it": "STATO"}, "reply-status"),
-    Step(_days(3.5), BOB, "", {}),  # Carla's turn waits: a reminder
+    Step(_days(0.07), BOB, "move", {"en": "STATUS", "it": "STATO"}, "reply-status"),
+    Step(_days(3.5), BOB, "move", {}),  # Carla's turn waits: a reminder
     Step(
         _days(3.6),
         CARLA,
-        "Turn 1",
+        "move",
         {
             "en": "PROPOSE AMEND 202\nOn each turn the King awards the player between 1 and 10 "
             "points, after the vote.\nEND",
@@ -116,11 +117,11 @@ SCRIPT: tuple[Step, ...] = (
         },
         "reply-done",
     ),
-    Step(_days(3.7), ADA, "Extend", {"en": "EXTEND 2 DAYS", "it": "PROROGO 2 GIORNI"}),
+    Step(_days(3.7), ADA, "move", {"en": "EXTEND 2 DAYS", "it": "PROROGO 2 GIORNI"}),
     Step(
         _days(3.8),
         CARLA,
-        "Revision",
+        "move",
         {
             "en": "REVISE 301\nOn each turn the King awards the player between 2 and 12 points, "
             "after the vote and before the next turn.\nEND",
@@ -128,68 +129,68 @@ SCRIPT: tuple[Step, ...] = (
             "voto e prima del turno successivo.\nFINE",
         },
     ),
-    Step(_days(3.9), BOB, "Question", {"en": "SCORES", "it": "PUNTEGGI"}, "reply-scores"),
-    Step(_days(3.95), BOB, "Question", {"en": "HISTORY 202", "it": "STORIA 202"}, "reply-history"),
-    Step(_days(3.96), BOB, "Question", {"en": "HELP", "it": "AIUTO"}, "reply-help"),
-    Step(_days(3.97), BOB, "Question", {"en": "RULES", "it": "REGOLE"}, "reply-rules"),
-    Step(_days(12.0), ADA, "v", {"en": "VOTE 301 YES", "it": "VOTO 301 SÌ"}),
-    Step(_days(19.0), BOB, "", {}),  # the vote closes within a day: a reminder
-    Step(_days(19.1), BOB, "v", {"en": "VOTE 301 NO", "it": "VOTO 301 NO"}),
-    Step(_days(19.2), CARLA, "v", {"en": "VOTE 301 YES", "it": "VOTO 301 SÌ"}),
-    Step(_days(22.0), BOB, "", {}),  # the King's award waits: a reminder
-    Step(_days(22.1), ADA, "Points", {"en": "AWARD 4", "it": "PUNTI 4"}),
+    Step(_days(3.9), BOB, "move", {"en": "SCORES", "it": "PUNTEGGI"}, "reply-scores"),
+    Step(_days(3.95), BOB, "move", {"en": "HISTORY 202", "it": "STORIA 202"}, "reply-history"),
+    Step(_days(3.96), BOB, "move", {"en": "HELP", "it": "AIUTO"}, "reply-help"),
+    Step(_days(3.97), BOB, "move", {"en": "RULES", "it": "REGOLE"}, "reply-rules"),
+    Step(_days(12.0), ADA, "move", {"en": "VOTE 301 YES", "it": "VOTO 301 SÌ"}),
+    Step(_days(19.0), BOB, "move", {}),  # the vote closes within a day: a reminder
+    Step(_days(19.1), BOB, "move", {"en": "VOTE 301 NO", "it": "VOTO 301 NO"}),
+    Step(_days(19.2), CARLA, "move", {"en": "VOTE 301 YES", "it": "VOTO 301 SÌ"}),
+    Step(_days(22.0), BOB, "move", {}),  # the King's award waits: a reminder
+    Step(_days(22.1), ADA, "move", {"en": "AWARD 4", "it": "PUNTI 4"}),
     Step(
         _days(18.2),
         ADA,
-        "Appeal",
+        "move",
         {
             "en": "APPEAL\nMay a King award points to himself?\nEND",
             "it": "APPELLO\nPuò il Re assegnare punti a sé stesso?\nFINE",
         },
     ),
-    Step(_days(22.3), ADA, "Champion", {"en": "CHAMPION A1 Bob", "it": "CAMPIONE A1 Bob"}),
+    Step(_days(22.3), ADA, "move", {"en": "CHAMPION A1 Bob", "it": "CAMPIONE A1 Bob"}),
     Step(
         _days(18.4),
         BOB,
-        "Ruling",
+        "move",
         {"en": "RULING A1\nNo, never.\nEND", "it": "SENTENZA A1\nNo, mai.\nFINE"},
     ),
-    Step(_days(22.5), ADA, "d", {"en": "DISAGREE A1", "it": "DISACCORDO A1"}),
-    Step(_days(22.6), CARLA, "d", {"en": "DISAGREE A1", "it": "DISACCORDO A1"}),
+    Step(_days(22.5), ADA, "move", {"en": "DISAGREE A1", "it": "DISACCORDO A1"}),
+    Step(_days(22.6), CARLA, "move", {"en": "DISAGREE A1", "it": "DISACCORDO A1"}),
     Step(
         _days(18.7),
         BOB,
-        "Ruling",
+        "move",
         {
             "en": "RULING A1\nNo: a King's own points come from the rules, not from himself.\nEND",
             "it": "SENTENZA A1\nNo: i punti del Re vengono dalle regole, non da lui.\nFINE",
         },
     ),
-    Step(_days(22.8), ADA, "a", {"en": "AGREE A1", "it": "ACCORDO A1"}),
-    Step(_days(22.9), CARLA, "a", {"en": "AGREE A1", "it": "ACCORDO A1"}),
+    Step(_days(22.8), ADA, "move", {"en": "AGREE A1", "it": "ACCORDO A1"}),
+    Step(_days(22.9), CARLA, "move", {"en": "AGREE A1", "it": "ACCORDO A1"}),
     Step(
         _days(19.0),
         BOB,
-        "Accusation",
+        "move",
         {
             "en": "ACCUSE\nThe King counted my vote on 301 as YES.\nEND",
             "it": "ACCUSO\nIl Re ha contato il mio voto sulla 301 come SÌ.\nFINE",
         },
     ),
-    Step(_days(23.1), ADA, "Champion", {"en": "CHAMPION A2 Carla", "it": "CAMPIONE A2 Carla"}),
+    Step(_days(23.1), ADA, "move", {"en": "CHAMPION A2 Carla", "it": "CAMPIONE A2 Carla"}),
     Step(
         _days(19.2),
         CARLA,
-        "Ruling",
+        "move",
         {
             "en": "RULING A2\nUPHELD: the record shows a NO.\nEND",
             "it": "SENTENZA A2\nACCOLTA: il registro mostra un NO.\nFINE",
         },
     ),
-    Step(_days(23.3), BOB, "a", {"en": "AGREE A2", "it": "ACCORDO A2"}),
-    Step(_days(23.4), CARLA, "a", {"en": "AGREE A2", "it": "ACCORDO A2"}),
-    Step(_days(23.5), ADA, "Crown", {"en": "CROWN Carla", "it": "INCORONO Carla"}),
-    Step(_days(23.6), ADA, "Quit", {"en": "QUIT", "it": "ABBANDONO"}),
+    Step(_days(23.3), BOB, "move", {"en": "AGREE A2", "it": "ACCORDO A2"}),
+    Step(_days(23.4), CARLA, "move", {"en": "AGREE A2", "it": "ACCORDO A2"}),
+    Step(_days(23.5), ADA, "move", {"en": "CROWN Carla", "it": "INCORONO Carla"}),
+    Step(_days(23.6), ADA, "move", {"en": "QUIT", "it": "ABBANDONO"}),
 )
 
 
@@ -320,8 +321,9 @@ def write(out: Path, language: str, chosen: dict[str, Sent]) -> list[str]:
     return [k for k in expected_kinds() if k not in chosen]
 
 
-def screenshots(out: Path, chromium: str) -> list[Path]:
-    """A full-page PNG of every HTML part, at phone and at desktop width."""
+def screenshots(out: Path, chromium: str, docs: Path | None = None) -> list[Path]:
+    """A full-page PNG of every HTML part, at phone and at desktop width; with `docs`, the
+    README's chosen few there too, cut to their first screenfuls."""
     from playwright.sync_api import sync_playwright
 
     shots: list[Path] = []
@@ -348,6 +350,19 @@ def screenshots(out: Path, chromium: str) -> list[Path]:
                         target = source.with_name(f"{source.stem}-{width}.png")
                         page.screenshot(path=str(target), full_page=True)
                         shots.append(target)
+                if docs is not None:
+                    docs.mkdir(parents=True, exist_ok=True)
+                    for language, kind, width in README_SHOTS:
+                        page.set_viewport_size({"width": width, "height": 800})
+                        page.goto((out / language / f"{kind}.html").resolve().as_uri())
+                        height = min(page.evaluate("document.body.scrollHeight"), README_HEIGHT)
+                        target = docs / f"{language}-{kind}-{width}.png"
+                        page.screenshot(
+                            path=str(target),
+                            full_page=True,
+                            clip={"x": 0, "y": 0, "width": width, "height": height},
+                        )
+                        shots.append(target)
             finally:
                 browser.close()
     finally:
@@ -361,15 +376,6 @@ def build(out: Path) -> dict[str, list[str]]:
     for language in LANGUAGES:
         missing[language] = write(out, language, pick(play(language)))
     return missing
-
-
-def readme_shots(out: Path, docs: Path) -> Iterator[Path]:
-    docs.mkdir(parents=True, exist_ok=True)
-    for language, kind, width in README_SHOTS:
-        source = out / language / f"{kind}-{width}.png"
-        target = docs / f"{language}-{kind}-{width}.png"
-        shutil.copyfile(source, target)
-        yield target
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -386,11 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     count = sum(1 for p in args.out.glob("*/*.html") if p.name != "index.html")
     print(f"wrote {count} mails to {args.out}")
     if args.screenshots:
-        shots = screenshots(args.out, args.chromium)
+        shots = screenshots(args.out, args.chromium, args.docs)
         print(f"took {len(shots)} screenshots")
-        if args.docs:
-            for target in readme_shots(args.out, args.docs):
-                print(f"copied {target}")
     return 0
 
 

@@ -48,7 +48,8 @@ STYLES: dict[str, str] = {
     "h3": f"margin:22px 0 6px 0;font-size:16px;line-height:1.35;color:{ACCENT}",
     "h4": f"margin:16px 0 6px 0;font-size:15px;line-height:1.35;color:{INK}",
     "table": (
-        "border-collapse:collapse;width:100%;margin:2px 0 16px 0;font-size:15px;line-height:1.4"
+        "border-collapse:collapse;width:100%;max-width:520px;margin:2px 0 16px 0;font-size:15px;"
+        "line-height:1.4"
     ),
     "th": (
         "text-align:left;padding:6px 12px 6px 0;font-weight:600;color:#3d434b;"
