@@ -24,7 +24,7 @@ from referee.mail import outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import first_words, infer, thread_of
+from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import Store, StoreError, UnitOfWork
 
@@ -211,6 +211,7 @@ class Referee:
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
+        language = self.settings.game.language
         for line in parsed:
             if line.command is None:
                 items.append(
@@ -238,10 +239,13 @@ class Referee:
                 outcome.code,
                 "" if outcome.ok else " (refused)",
             )
-            items.append(_item(line.line, outcome))
+            items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
         if not parsed:
-            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {})))
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            guess = expected(state, mail.sender, thread, mail.own_words)
+            hint = spell(guess, language) if guess is not None else ""
+            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {"hint": hint})))
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.message_id)
         refused = sum(1 for i in items if not i["ok"])
@@ -265,15 +269,15 @@ class Referee:
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        slug = outgoing.slug(self.settings.game.name)
-        thread = thread_of(mail.references, mail.in_reply_to, slug)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
         if command is None:
             return []
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
-        return [ParsedLine(first_words(mail.own_words), spec, command)]
+        meant = spell(command, self.settings.game.language)
+        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 
@@ -359,16 +363,18 @@ class Referee:
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
             body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
-            root = outgoing.thread_root(game, address, effect.thread) if effect.thread else ""
+            thread = effect.thread
+            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
             for player in recipients:
+                parts = (state.events, inbound or "", index, player.email)
                 envelope = outgoing.Envelope(
                     game=game,
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.message_id(
-                        game, address, state.events, inbound or "", index, player.email
-                    ),
+                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    if thread is not None
+                    else outgoing.message_id(game, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
@@ -418,8 +424,15 @@ def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     return outcome, notices
 
 
-def _item(line: str, outcome: Outcome) -> dict[str, Any]:
-    return {"line": line, "ok": outcome.ok, "code": outcome.code, "data": dict(outcome.data)}
+def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
+    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7)."""
+    return {
+        "line": line,
+        "meant": meant,
+        "ok": outcome.ok,
+        "code": outcome.code,
+        "data": dict(outcome.data),
+    }
 
 
 def utc(at: datetime) -> datetime:

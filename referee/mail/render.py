@@ -65,7 +65,7 @@ def plural(count: int | Iterable[Any], one: str, many: str) -> str:
     return one if number == 1 else many
 
 
-def changes(old: str | None, new: str | None) -> WordDiff | None:
+def diff_of(old: str | None, new: str | None) -> WordDiff | None:
     """The word diff from `old` to `new`, or None when there is nothing to compare."""
     old, new = (old or "").strip(), (new or "").strip()
     if not old or not new:
@@ -133,7 +133,7 @@ class Renderer:
             address=self.address,
             help_rows=help_rows(self.language),
             plural=plural,
-            changes=changes,
+            diff_of=diff_of,
             legend=legend,
         )
         env.tests["block"] = opens_block
