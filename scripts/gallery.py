@@ -321,12 +321,14 @@ def write(out: Path, language: str, chosen: dict[str, Sent]) -> list[str]:
     return [k for k in expected_kinds() if k not in chosen]
 
 
-def screenshots(out: Path, chromium: str, docs: Path | None = None) -> list[Path]:
+def screenshots(out: Path, chromium: str, docs: Path | None = None) -> tuple[list[Path], list[str]]:
     """A full-page PNG of every HTML part, at phone and at desktop width; with `docs`, the
-    README's chosen few there too, cut to their first screenfuls."""
+    README's chosen few there too, cut to their first screenfuls. Also the pages wider than
+    the screen they are shown on (a phone reader would have to scroll sideways)."""
     from playwright.sync_api import sync_playwright
 
     shots: list[Path] = []
+    overflowing: list[str] = []
     profile = tempfile.mkdtemp(prefix="gallery-chromium-")
     try:
         with sync_playwright() as driver:
@@ -347,6 +349,9 @@ def screenshots(out: Path, chromium: str, docs: Path | None = None) -> list[Path
                     for width in (PHONE, DESKTOP):
                         page.set_viewport_size({"width": width, "height": 800})
                         page.goto(source.resolve().as_uri())
+                        wide = page.evaluate("document.documentElement.scrollWidth")
+                        if wide > width:
+                            overflowing.append(f"{source} is {wide} px wide at {width} px")
                         target = source.with_name(f"{source.stem}-{width}.png")
                         page.screenshot(path=str(target), full_page=True)
                         shots.append(target)
@@ -367,7 +372,7 @@ def screenshots(out: Path, chromium: str, docs: Path | None = None) -> list[Path
                 browser.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
-    return shots
+    return shots, overflowing
 
 
 def build(out: Path) -> dict[str, list[str]]:
@@ -392,8 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     count = sum(1 for p in args.out.glob("*/*.html") if p.name != "index.html")
     print(f"wrote {count} mails to {args.out}")
     if args.screenshots:
-        shots = screenshots(args.out, args.chromium, args.docs)
+        shots, overflowing = screenshots(args.out, args.chromium, args.docs)
         print(f"took {len(shots)} screenshots")
+        for problem in overflowing:
+            print(f"too wide: {problem}", file=sys.stderr)
+        if overflowing:
+            return 1
     return 0
 
 

@@ -25,6 +25,7 @@ from types import ModuleType
 
 import pytest
 
+from referee.core.changes import RuleChangeKind, ScoreCause
 from referee.core.events import NoticeKind
 from referee.core.model import AppealKind, Phase, ProposalKind, ProposalStatus
 from referee.mail.markup import WIDTH
@@ -214,6 +215,8 @@ def test_every_value_of_the_game_is_named_in_each_language(language: str) -> Non
     assert {k.value for k in ProposalKind} <= set(words["kind"])
     assert {k.value for k in AppealKind} <= set(words["appeal"])
     assert {"yes", "no", "abstain"} <= set(words["vote"])
+    assert {k.value for k in RuleChangeKind} <= set(words["change"])
+    assert {c.value for c in ScoreCause} <= set(words["cause"])
 
 
 def test_dates_are_written_in_the_mails_language() -> None:

@@ -65,7 +65,7 @@ STYLES: dict[str, str] = {
     ),
     "code": (
         f"font-family:{_MONO};font-size:13px;background:#f0eee7;padding:1px 4px;"
-        "border-radius:3px;white-space:nowrap"
+        "border-radius:3px"
     ),
     "pre": (
         f"font-family:{_MONO};font-size:13px;background:#f6f5f0;padding:10px 12px;"
@@ -76,6 +76,7 @@ STYLES: dict[str, str] = {
     "hr": f"border:0;border-top:1px solid {RULE_LINE};margin:20px 0",
 }
 QUOTED_P = "margin:0"  # a paragraph inside a quote: the quote's padding is its margin
+FIRST = "margin-top:0"  # the mail's first element sits at the top of its column
 ACCENTS = {"good": "color:#1a7f37", "bad": "color:#b42318"}
 DIFF_BOX = (
     "margin:0 0 14px 0;padding:10px 12px;background:#fbfaf7;border:1px solid #e3e0d6;"
@@ -120,7 +121,7 @@ _TAGS = {
 _ATTRIBUTES = {"*": {"style"}, "a": {"href"}, "ol": {"start"}}
 _STYLE_PROPERTIES = {
     prop.split(":", 1)[0]
-    for style in (*STYLES.values(), *ACCENTS.values(), DIFF_BOX, DELETED, INSERTED, QUOTED_P)
+    for style in (*STYLES.values(), *ACCENTS.values(), DIFF_BOX, DELETED, INSERTED, QUOTED_P, FIRST)
     for prop in style.split(";")
     if prop
 }
@@ -165,9 +166,15 @@ class Markup:
 
 
 def _style(tokens: list[Token], accents: dict[str, str]) -> None:
+    if tokens and tokens[0].type == "heading_open":
+        tokens[0].attrSet("style", f"{STYLES[tokens[0].tag]};{FIRST}")
+        first = tokens[0]
+    else:
+        first = None
     quoted = 0
     for index, token in enumerate(tokens):
-        _style_one(token)
+        if token is not first:
+            _style_one(token)
         if token.type.startswith("blockquote_"):
             quoted += token.nesting
         if token.type == "paragraph_open" and quoted:
