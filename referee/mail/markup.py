@@ -64,8 +64,7 @@ STYLES: dict[str, str] = {
         f"background:#f8f7f3;font-family:{_MONO};font-size:13px"
     ),
     "code": (
-        f"font-family:{_MONO};font-size:13px;background:#f0eee7;padding:1px 4px;"
-        "border-radius:3px"
+        f"font-family:{_MONO};font-size:13px;background:#f0eee7;padding:1px 4px;border-radius:3px"
     ),
     "pre": (
         f"font-family:{_MONO};font-size:13px;background:#f6f5f0;padding:10px 12px;"
