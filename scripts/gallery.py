@@ -3,7 +3,8 @@
 Replays the README's example games (examples/game-<language>.toml and .mbox) through the real
 service, then plays a second, scripted game in the same language for the mail the example
 never causes (a stranger's note, refusals, reminders, a Champion, a deposed King, a player who
-quits). From all the mail the referee sent it picks the first of every kind and writes, per
+quits), and a five-player game that ends in a tie for the win. From all the mail the referee
+sent it picks the first of every kind and writes, per
 language, `<kind>.html` and `<kind>.txt` (the two parts of the mail as sent), an `index.html`,
 and with `--screenshots` a full-page PNG of every HTML part at phone width (412 px) and at
 desktop width (1280 px), taken by Debian's headless Chromium.
@@ -22,7 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -32,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from referee.config import Settings, load_settings  # noqa: E402
+from referee.config import PlayerConfig, Settings, load_settings  # noqa: E402
 from referee.core.events import NoticeKind  # noqa: E402
 from referee.replay import read_mbox  # noqa: E402
 from referee.service import Referee  # noqa: E402
@@ -268,7 +269,72 @@ def play(language: str) -> list[Sent]:
         sent += scripted.sent
     finally:
         scripted.close()
-    return sent
+    return sent + play_tie(language)
+
+
+# The tie needs two players to cross the winning line in one instant: two dissenters (206) of a
+# proposal carried by majority (204), so five players and two full rounds, with the winning
+# score lowered (209) to what the awards and the bonus bring them to.
+TIE_PLAYERS = (("Dan Neri", "dan@example.org"), ("Eva Verdi", "eva@example.org"))
+TIE_WORDS = {
+    "en": {
+        "amend": "PROPOSE AMEND 209\nThe first player to reach 12 points wins.\n"
+        "SET winning_score = 12\nEND",
+        "enact": "PROPOSE ENACT\nRule number {turn}.\nEND",
+        "vote": "VOTE {number} {choice}",
+        "yes": "YES",
+        "no": "NO",
+        "award": "AWARD 1",
+    },
+    "it": {
+        "amend": "PROPONGO EMENDARE 209\nIl primo giocatore che raggiunge i 12 punti vince.\n"
+        "IMPOSTA winning_score = 12\nFINE",
+        "enact": "PROPONGO PROMULGARE\nRegola numero {turn}.\nFINE",
+        "vote": "VOTO {number} {choice}",
+        "yes": "SÌ",
+        "no": "NO",
+        "award": "PUNTI 1",
+    },
+}
+
+
+def play_tie(language: str) -> list[Sent]:
+    """A five-player game that ends in a tie for the win (209): the King's tie prompt."""
+    base = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    extra = tuple(PlayerConfig(name, email, "", False) for name, email in TIE_PLAYERS)
+    settings = replace(base, players=base.players + extra)
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    words = TIE_WORDS[language]
+    at, number = start, 0
+
+    def send(sender: str, body: str) -> None:
+        nonlocal at, number
+        at, number = at + timedelta(hours=1), number + 1
+        step = Step(timedelta(0), sender, "move", {language: body})
+        game.receive(_mail(settings, step, language, at, 1000 + number), at)
+
+    try:
+        king = settings.king.email
+        turns = 2 * len(settings.players) + 1  # two full rounds, then majority voting (204)
+        for turn in range(turns):
+            player = game.referee.state.turn_player
+            assert player is not None
+            send(player, words["amend"] if turn == 0 else words["enact"].format(turn=turn))
+            proposal = game.referee.state.current_proposal
+            at += timedelta(days=8)  # the week of debate (112)
+            last = turn == turns - 1
+            voters = [p.email for p in settings.players]
+            against = [v for v in voters if v != player][1:3] if last else []
+            for voter in voters:
+                choice = words["no" if voter in against else "yes"]
+                send(voter, words["vote"].format(number=proposal, choice=choice))
+            if not last:
+                send(king, words["award"])
+        return list(game.sent)
+    finally:
+        game.close()
 
 
 def pick(sent: list[Sent]) -> dict[str, Sent]:

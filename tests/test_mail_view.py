@@ -37,9 +37,6 @@ LANGUAGES = ("en", "it")
 MARKDOWN_IN_HTML = ("**", "##", "|---", "`", "~~~")
 MARKDOWN_IN_TEXT = ("**", "`", "~~~", "|---", "##", "__")
 CHROMIUM = "/usr/bin/chromium"
-# A tie needs two players to cross the winning line in one instant; no scripted game does, so
-# the tie prompt is rendered from data shaped as the engine sends it.
-TIE = {"players": [{"name": "Ada", "score": 100}, {"name": "Bob", "score": 100}], "target": 100}
 
 
 @cache
@@ -57,11 +54,7 @@ def mails(language: str) -> dict[str, tuple[str, str, str]]:
     """(subject, plain, html) of the first mail of every kind the games send."""
     gallery = _gallery()
     chosen = gallery.pick(gallery.play(language))
-    out = {kind: gallery.parts(mail.raw) for kind, mail in chosen.items()}
-    renderer = Renderer(language, "Europe/Rome", "Nomic", "referee@nomic.example")
-    tie = renderer.render("notices/tie_prompt", TIE)
-    out.setdefault("tie_prompt", (tie.subject, tie.text, tie.html))
-    return out
+    return {kind: gallery.parts(mail.raw) for kind, mail in chosen.items()}
 
 
 def visible(page: str) -> str:
