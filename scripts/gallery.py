@@ -4,10 +4,10 @@ Replays the README's example games (examples/game-<language>.toml and .mbox) thr
 service, then plays a second, scripted game in the same language for the mail the example
 never causes (a stranger's note, refusals, reminders, a Champion, a deposed King, a player who
 quits), and a five-player game that ends in a tie for the win. From all the mail the referee
-sent it picks the first of every kind and writes, per
-language, `<kind>.html` and `<kind>.txt` (the two parts of the mail as sent), an `index.html`,
-and with `--screenshots` a full-page PNG of every HTML part at phone width (412 px) and at
-desktop width (1280 px), taken by Debian's headless Chromium.
+sent it picks the first of every kind and writes, per language, `<kind>.html` and `<kind>.txt`
+(the two parts of the mail as sent), `<kind>.eml` and an `index.html`; with `--screenshots`, a
+full-page PNG of every HTML part at phone width (412 px) and at desktop width (1280 px), taken
+by Debian's headless Chromium, and it fails if a page is wider than its screen.
 
     python scripts/gallery.py --out build/gallery --screenshots
     python scripts/gallery.py --out build/gallery --screenshots --docs docs/gallery
