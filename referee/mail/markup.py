@@ -76,6 +76,7 @@ STYLES: dict[str, str] = {
 }
 QUOTED_P = "margin:0"  # a paragraph inside a quote: the quote's padding is its margin
 FIRST = "margin-top:0"  # the mail's first element sits at the top of its column
+FOOTER = f"margin:0 0 8px 0;font-size:13px;line-height:1.45;color:{MUTED}"  # after a rule (---)
 ACCENTS = {"good": "color:#1a7f37", "bad": "color:#b42318"}
 DIFF_BOX = (
     "margin:0 0 14px 0;padding:10px 12px;background:#fbfaf7;border:1px solid #e3e0d6;"
@@ -120,7 +121,16 @@ _TAGS = {
 _ATTRIBUTES = {"*": {"style"}, "a": {"href"}, "ol": {"start"}}
 _STYLE_PROPERTIES = {
     prop.split(":", 1)[0]
-    for style in (*STYLES.values(), *ACCENTS.values(), DIFF_BOX, DELETED, INSERTED, QUOTED_P, FIRST)
+    for style in (
+        *STYLES.values(),
+        *ACCENTS.values(),
+        DIFF_BOX,
+        DELETED,
+        INSERTED,
+        QUOTED_P,
+        FIRST,
+        FOOTER,
+    )
     for prop in style.split(";")
     if prop
 }
@@ -170,14 +180,17 @@ def _style(tokens: list[Token], accents: dict[str, str]) -> None:
         first = tokens[0]
     else:
         first = None
-    quoted = 0
+    quoted, footer = 0, False
     for index, token in enumerate(tokens):
         if token is not first:
             _style_one(token)
         if token.type.startswith("blockquote_"):
             quoted += token.nesting
+        footer = footer or token.type == "hr"
         if token.type == "paragraph_open" and quoted:
             token.attrSet("style", QUOTED_P)
+        elif token.type == "paragraph_open" and footer:
+            token.attrSet("style", FOOTER)
         if token.type == "paragraph_open" and index + 1 < len(tokens):
             following = tokens[index + 1]
             if following.type == "inline" and _DIFF_ONLY.fullmatch(following.content):
