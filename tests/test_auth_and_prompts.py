@@ -38,7 +38,7 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
 
 def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
     signature: bytes = dkim.sign(
-        raw, b"sel", domain, private, include_headers=[b"from", b"subject"]
+        raw, b"sel", domain, private, include_headers=[b"from", b"subject", b"date", b"message-id"]
     )
     return signature + raw
 
@@ -47,7 +47,7 @@ def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
 def guarded(settings: Settings, key: tuple[bytes, bytes]) -> Iterator[Referee]:
     """A game that obeys only mail whose DKIM signature aligns with its From domain."""
     _, record = key
-    strict = replace(settings, auth=AuthConfig(True, "mx.nomic.example"))
+    strict = replace(settings, auth=AuthConfig(True, ("mx.nomic.example",)))
 
     def dns(name: bytes, timeout: int = 5) -> bytes | None:
         return (

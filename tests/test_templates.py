@@ -201,6 +201,11 @@ REASON_DATA: dict[str, Any] = {
     "why": "no DKIM signature",
     "limit": "5 MB",
     "hint": "AWARD 7",
+    "headers": "Subject",
+    "length": "250,000",
+    "queued": 300,
+    "what": "commands",
+    "where": "proposal 301",
 }
 
 

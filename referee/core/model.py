@@ -119,6 +119,8 @@ class Rule:
     parameters: tuple[tuple[str, str], ...] = ()
     history: tuple[HistoryEntry, ...] = ()
     in_force: bool = True
+    label: str = ""  # the label a document gave it ("§ 2.2", "IV"), kept for display and commands
+    path: str = ""  # where the document had it ("II/III"): its headings' labels, then its own
 
     def parameter(self, name: str) -> str | None:
         for key, value in self.parameters:

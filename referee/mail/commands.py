@@ -584,6 +584,9 @@ _KEYWORDS: tuple[tuple[tuple[str, ...], CommandSpec], ...] = tuple(
 )
 
 
+_WIDEST = max(len(keyword) for keyword, _ in _KEYWORDS)
+
+
 @dataclass(frozen=True)
 class ParsedLine:
     """A command found in a mail: the event, or why its line could not be read."""
@@ -597,7 +600,7 @@ class ParsedLine:
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
     """The command a line starts with, and how many words its keyword takes."""
-    words = [fold(w).rstrip(":") for w in line.split()]
+    words = [fold(w).rstrip(":") for w in line.split(maxsplit=_WIDEST)[:_WIDEST]]
     for keyword, spec in _KEYWORDS:
         if tuple(words[: len(keyword)]) == keyword:
             return spec, len(keyword)
@@ -612,7 +615,11 @@ def is_reply_subject(subject: str) -> bool:
 
 
 def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
-    """Every command in a mail, in order: the Subject's first, then the body's."""
+    """Every command in a mail, in order: the Subject's first, then the body's.
+
+    One pass over the lines, so the time is linear in the size of the mail; the same command
+    twice in one mail is obeyed once.
+    """
     lines = text.split("\n")
     cleaned = subject.strip()
     # A reply's or a forward's Subject is the old mail's title, never a new command.
