@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-from referee.archive import write_archive
+from referee.archive import Keeper
 from referee.config import Settings
 from referee.core import engine
 from referee.mail.imap import ImapError, ImapInbox
@@ -64,6 +64,7 @@ class Service:
             if settings.smtp is not None
             else None
         )
+        self.keeper = Keeper(settings, store, self.referee.game_id)  # archive and site
 
     # ----- one message ---------------------------------------------------------------------
 
@@ -112,17 +113,19 @@ class Service:
         return summary
 
     def archive(self) -> None:
-        """Bring the on-disk rule archive up to date, when the config names a folder."""
-        folder = self.settings.game.archive
-        if folder is None:
-            return
+        """Bring the archive, its git history and the website up to date, when configured."""
         try:
-            changed = write_archive(self.referee.state, folder)
+            written = self.keeper.update()
         except OSError:  # a full disk must not stop the game; the event log has it all
-            log.exception("could not write the rule archive in %s", folder)
+            log.exception("could not write the archive or the site")
             return
-        if changed:
-            log.info("archive: %d file(s) written in %s", len(changed), folder)
+        if written.files or written.commits or written.pages:
+            log.info(
+                "archive: %d file(s), %d commit(s); site: %d page(s)",
+                written.files,
+                written.commits,
+                written.pages,
+            )
 
     def _failed(self, summary: Summary, raw: bytes, exc: Exception, at: datetime) -> None:
         summary.failed += 1
