@@ -52,6 +52,7 @@ def example_game(folder: Path, language: str, keys: str = "") -> Settings:
 
 def probe_game(folder: Path) -> Settings:
     """A game whose only proposal carries a script and an onerror handler."""
+    folder.mkdir(parents=True, exist_ok=True)
     settings = load_settings(write_config(folder))
     store = Store(settings.database_url)
     try:
