@@ -129,7 +129,7 @@ def test_every_page_loads_cleanly_and_every_link_resolves(
 def search(page: Page, site: Path, word: str) -> list[str]:
     page.goto((site / "search.html").as_uri() + f"?q={word}")
     page.wait_for_selector("#results li, #no-results:not([hidden])")
-    return page.eval_on_selector_all("#results li a", "els => els.map(e => e.textContent)")
+    return page.locator("#results li a").all_text_contents()
 
 
 def test_search_finds_a_rule_by_a_word_of_its_text(
