@@ -12,7 +12,9 @@ from dulwich.repo import Repo
 
 from referee import rulebook
 from referee.archive import Keeper
+from referee.archive.check import check_archive
 from referee.archive.gitlog import log
+from referee.archive.writer import render_archive, write_files
 from referee.config import Settings, load_settings
 from referee.runner import Service
 from referee.service import Referee
@@ -114,6 +116,24 @@ def test_a_rebuild_gives_the_same_bytes_and_the_same_commits(tmp_path: Path) -> 
     assert first.commit_time == int((T0 + 7 * DAY + 2 * DAY / 24).timestamp())
     tree = repo[first.tree]
     assert b"rules" in [item.path for item in tree.items()]  # type: ignore[attr-defined]
+
+
+def test_each_commit_holds_the_archive_as_it_stood_after_its_change(tmp_path: Path) -> None:
+    settings = example_game(tmp_path / "game", "en")
+    keeper = write(settings, tmp_path / "a")
+    history = keeper.history()
+    repo = Repo(str(tmp_path / "a"))
+    commits = [e.commit for e in repo.get_walker()]
+    assert len(commits) == len(history.changes)
+    for commit in commits:
+        ordinal = int(commit.message.decode().rsplit("Archive-Change: ", 1)[1])
+        tree = {
+            entry.path.decode(): repo[entry.sha].as_raw_string().decode()
+            for entry in repo.object_store.iter_tree_contents(commit.tree)
+        }
+        assert tree == render_archive(history, keeper.mail_text, ordinal), ordinal
+    assert history.changes[2].summary.startswith("Proposal 301 ")
+    assert "2026-12-01" in render_archive(history, keeper.mail_text, 1)["ruleset.txt"]
 
 
 def test_run_keeps_the_archive_and_its_git_history(tmp_path: Path) -> None:
@@ -235,3 +255,14 @@ def test_the_italian_archive_speaks_italian(tmp_path: Path) -> None:
     assert "regolamento completo" in full and "Emendata(1) dalla proposta 301" in full
     short = (tmp_path / "a" / "ruleset.txt").read_text(encoding="utf-8")
     assert "Regole in vigore:" in short and "Regolamento e punteggi aggiornati" in short
+
+
+def test_the_benchmark_history_is_one_the_checker_accepts(tmp_path: Path) -> None:
+    from bench.archive_bench import generate, mail_text_for
+
+    history = generate(60, 40, seed=3)
+    assert len(history.proposals) == 60 and len(history.changes) == 1 + 3 * 60
+    folder = tmp_path / "bench-archive"
+    write_files(folder, render_archive(history, mail_text_for(history)))
+    assert check_archive(folder) == []
+    assert len(list((folder / "proposals").rglob("*.toml"))) == 60

@@ -319,6 +319,7 @@ class Change:
     proposals: tuple[int, ...] = ()  # proposals whose file changed since the last change
     appeals: tuple[str, ...] = ()
     scores: bool = False
+    annotated: tuple[int, ...] = ()  # rules a ruling in this change cites
 
 
 @dataclass
@@ -406,6 +407,7 @@ class HistoryBuilder:
         self.seq = 0
         self._touched_proposals: set[int] = set()
         self._touched_appeals: set[str] = set()
+        self._annotated: set[int] = set()
         for p in initial.players:
             self.history.players[p.email] = p.name
         for rule in self.state.rules:
@@ -638,10 +640,12 @@ class HistoryBuilder:
                 ),
                 appeals=tuple(sorted(self._touched_appeals)),
                 scores=scored,
+                annotated=tuple(sorted(self._annotated)),
             )
         )
         self._touched_proposals = set()
         self._touched_appeals = set()
+        self._annotated = set()
 
     # ----- helpers -----------------------------------------------------------------------
 
@@ -717,6 +721,7 @@ class HistoryBuilder:
                 a.appeal == appeal.id and a.stamp == stamp for a in record.annotations
             ):
                 continue
+            self._annotated.add(rule.identity)
             start = max(0, match.start() - 120)
             excerpt = " ".join(text[start : match.end() + 160].split())
             record.annotations.append(Annotation(stamp, appeal.id, at, appeal.judge, excerpt))

@@ -16,6 +16,7 @@ its bytes differ, so an update after one more proposal touches a handful of file
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import re
@@ -200,13 +201,17 @@ WORDS: dict[str, dict[str, str]] = {
 }
 
 
+_MARKDOWN = markdown.Markdown(extensions=["sane_lists"], output_format="html")
+
+
+@functools.lru_cache(maxsize=4096)
 def sanitised(text: str) -> Markup:
     """A player's text as HTML: Markdown for its formatting, nh3 so nothing in it can run."""
-    html = markdown.markdown(text, extensions=["sane_lists"], output_format="html")
+    html = _MARKDOWN.reset().convert(text)
     return Markup(nh3.clean(html, link_rel="nofollow noopener"))  # cleaned by nh3
 
 
-_WORD = re.compile(r"\s+|[^\s]+")
+_WORD = re.compile(r"\s+|\S+\s*")  # a word with the space after it; leading space alone
 
 
 def word_diff(old: str, new: str) -> Markup:
@@ -282,13 +287,16 @@ class _Site:
             return ""
         return f"{root}rules/{self.numbers[number]}.html"
 
+    def unchanged(self, path: str, key: str) -> bool:
+        """Note the page's key; True if the page on disk was made from the same content."""
+        key = f"{SITE_VERSION}:{self.lang}:{key}"
+        self.keys[path] = key
+        return self.old_keys.get(path) == key and (self.out / path).is_file()
+
     def page(self, path: str, template: str, key: str | None, **context: Any) -> None:
         """Render `template` to `path` unless its key says nothing it shows has changed."""
-        if key is not None:
-            key = f"{SITE_VERSION}:{self.lang}:{key}"
-            self.keys[path] = key
-            if self.old_keys.get(path) == key and (self.out / path).is_file():
-                return
+        if key is not None and self.unchanged(path, key):
+            return
         root = "../" * path.count("/")
         self.files[path] = self.env.get_template(template).render(root=root, **context)
         self.rendered += 1
@@ -331,15 +339,20 @@ class _Site:
         gone = sorted(
             (r for r in records if not r.current.in_force), key=lambda r: r.current.number
         )
+        latest = max((r.current.stamp for r in records), default=0)
         self.page(
             "rules.html",
             "rules.html.j2",
-            None,
+            f"rules:{latest}:{len(records)}",
             rules=self.h.rules_in_force(),
             repealed=gone,
         )
 
     def rule(self, record: RuleRecord) -> None:
+        path = f"rules/{record.identity}.html"
+        noted = record.annotations[-1].stamp if record.annotations else 0
+        if self.unchanged(path, f"rule:{record.current.stamp}:{noted}"):
+            return
         versions = [v for v in record.versions if v.text]
         steps: list[dict[str, Any]] = []
         previous: RuleVersion | None = None
@@ -354,12 +367,10 @@ class _Site:
             label = f"{index}. {KIND_WORDS[self.lang].get(v.kind, v.kind)} {v.at:%Y-%m-%d}"
             if not texts or texts[-1]["text"] != v.text:
                 texts.append({"label": label, "text": v.text})
-        last = record.versions[-1].stamp
-        noted = record.annotations[-1].stamp if record.annotations else 0
         self.page(
-            f"rules/{record.identity}.html",
+            path,
             "rule.html.j2",
-            f"rule:{record.identity}:{last}:{noted}",
+            None,
             r=record,
             now=record.current,
             steps=steps,
@@ -374,11 +385,14 @@ class _Site:
     def proposal(self, p: ProposalRecord) -> None:
         stamps = [p.stamp, p.decided_stamp or 0, *(b.stamp for b in p.ballots)]
         stamps += [t[0] for t in p.texts] + [a[0] for a in p.awarded] + [b[0] for b in p.bonuses]
+        path = f"proposals/{p.number}.html"
+        if self.unchanged(path, f"proposal:{max(stamps)}:{len(p.ballots)}"):
+            return
         diff = word_diff(p.old_text, p.text) if p.old_text and p.text else None
         self.page(
-            f"proposals/{p.number}.html",
+            path,
             "proposal.html.j2",
-            f"proposal:{p.number}:{max(stamps)}:{len(p.ballots)}",
+            None,
             p=p,
             diff=diff,
         )

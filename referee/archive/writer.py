@@ -380,15 +380,24 @@ def render_meta(history: History, stamp: int | None) -> str:
     )
 
 
-def global_files(history: History, stamp: int | None, mail_text: RulesetText) -> Files:
-    records = [r for r in (x.as_of(stamp) for x in history.rules.values()) if r is not None]
-    return {
-        "archive.toml": render_meta(history, stamp),
-        "rules/index.toml": render_index(records),
-        "scores.toml": render_scores(history, stamp),
-        "ruleset.txt": render_short_ruleset(history, stamp, mail_text),
-        "ruleset-full.md": render_full_ruleset(history, stamp),
-    }
+def global_files(
+    history: History, stamp: int | None, mail_text: RulesetText, change: Change | None = None
+) -> Files:
+    """The files about the whole game; with `change`, only those it can have changed."""
+    every = change is None or change.ordinal == 1
+    rules = every or bool(change and (change.rules or change.annotated))
+    files = {"archive.toml": render_meta(history, stamp)}
+    if rules:
+        records = [r for r in (x.as_of(stamp) for x in history.rules.values()) if r is not None]
+        files["rules/index.toml"] = render_index(records)
+        files["ruleset-full.md"] = render_full_ruleset(history, stamp)
+    if every or (change is not None and change.scores):
+        files["scores.toml"] = render_scores(history, stamp)
+    # the ruleset mail (205) goes out when the rules or the scores change; the header names
+    # the highest proposal
+    if every or rules or (change is not None and (change.scores or change.proposal)):
+        files["ruleset.txt"] = render_short_ruleset(history, stamp, mail_text)
+    return files
 
 
 def render_archive(history: History, mail_text: RulesetText, stamp: int | None = None) -> Files:
@@ -412,8 +421,8 @@ def render_archive(history: History, mail_text: RulesetText, stamp: int | None =
 def change_files(history: History, change: Change, mail_text: RulesetText) -> Files:
     """The files change `change` touched, as they stood right after it."""
     k = change.ordinal
-    files = global_files(history, k, mail_text)
-    for identity in change.rules:
+    files = global_files(history, k, mail_text, change)
+    for identity in (*change.rules, *change.annotated):
         seen = history.rules[identity].as_of(k)
         if seen is not None:
             files[rule_path(identity)] = render_rule(seen)
