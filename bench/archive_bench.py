@@ -43,7 +43,7 @@ from referee.archive.history import (
     ScoreChange,
 )
 from referee.archive.site import build_site
-from referee.archive.writer import render_archive, write_files
+from referee.archive.writer import ArchiveWriter
 from referee.config import load_settings
 from referee.core import view
 from referee.core.model import GameState, Player, Rule
@@ -386,7 +386,8 @@ def main() -> None:
         )
         mail_text = mail_text_for(h)
         archive, site = work / "archive", work / "site"
-        took_a, written = timed(lambda: write_files(archive, render_archive(h, mail_text)))
+        writer = ArchiveWriter(archive, mail_text)
+        took_a, written = timed(lambda: writer.write(h))
         print(
             f"archive build : {took_a:7.2f} s  {len(written):6d} files  peak RSS {peak_mb():.0f} MB"
         )
@@ -413,7 +414,7 @@ def main() -> None:
         scores = h.standings()
         at = h.changes[-1].at + timedelta(hours=6)
         add_proposal(h, rng, max(h.proposals) + 1, at, scores, adopt=True)
-        took_ia, changed = timed(lambda: write_files(archive, render_archive(h, mail_text)))
+        took_ia, changed = timed(lambda: writer.write(h))
         took_ig, commits = timed(
             lambda: commit_history(archive, h, mail_text, "referee@nomic.example")
         )

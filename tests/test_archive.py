@@ -100,6 +100,8 @@ def test_a_rebuild_gives_the_same_bytes_and_the_same_commits(tmp_path: Path) -> 
     keeper = write(settings, tmp_path / "a")
     write(settings, tmp_path / "b")
     assert files(tmp_path / "a") == files(tmp_path / "b")
+    rendered = render_archive(keeper.history(), keeper.mail_text)
+    assert files(tmp_path / "a") == {path: text.encode() for path, text in rendered.items()}
     heads = [Repo(str(tmp_path / f)).head() for f in ("a", "b")]
     assert heads[0] == heads[1]
     commits = log(tmp_path / "a")

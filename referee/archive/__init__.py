@@ -16,7 +16,7 @@ from typing import Any
 
 from referee.archive.gitlog import commit_history
 from referee.archive.history import History, HistoryBuilder, LoggedEvent
-from referee.archive.writer import RulesetText, render_archive, write_files
+from referee.archive.writer import ArchiveWriter, RulesetText
 from referee.config import Settings
 from referee.mail.render import Renderer
 from referee.store.store import Store
@@ -58,6 +58,7 @@ class Keeper:
         self.game_id = game_id
         self.builder: HistoryBuilder | None = None
         self.mail_text = ruleset_mail_text(settings)
+        self.writers: dict[Path, ArchiveWriter] = {}
 
     def history(self) -> History:
         """The record brought up to date with every event logged so far."""
@@ -69,7 +70,8 @@ class Keeper:
 
     def write_archive(self, folder: Path, git: bool = True) -> Written:
         history = self.history()
-        changed = write_files(folder, render_archive(history, self.mail_text))
+        writer = self.writers.setdefault(folder, ArchiveWriter(folder, self.mail_text))
+        changed = writer.write(history)
         commits = 0
         if git:
             commits = commit_history(folder, history, self.mail_text, self.settings.game.address)

@@ -437,6 +437,61 @@ def change_files(history: History, change: Change, mail_text: RulesetText) -> Fi
     return files
 
 
+class ArchiveWriter:
+    """Writes the archive now, rendering only the files whose content can have changed.
+
+    Each file has a key made of the change numbers of what it shows; a file whose key is the
+    same as at the last write is neither rendered nor compared. The first write renders all
+    and writes only what differs from the disk.
+    """
+
+    def __init__(self, folder: Path, mail_text: RulesetText) -> None:
+        self.folder = folder
+        self.mail_text = mail_text
+        self.keys: dict[str, tuple[int, ...]] = {}
+
+    def write(self, history: History) -> list[Path]:
+        files: Files = {}
+        keys: dict[str, tuple[int, ...]] = {}
+
+        def wanted(path: str, key: tuple[int, ...]) -> bool:
+            keys[path] = key
+            return self.keys.get(path) != key
+
+        rules_key = (0, 0)
+        for record in history.rules.values():
+            noted = record.annotations[-1].stamp if record.annotations else 0
+            key = (record.current.stamp, len(record.versions), noted)
+            rules_key = max(rules_key, (record.current.stamp, noted))
+            if wanted(rule_path(record.identity), key):
+                files[rule_path(record.identity)] = render_rule(record)
+        for p in history.proposals.values():
+            key = (p.stamp, p.decided_stamp or 0, len(p.ballots), len(p.texts), len(p.awarded))
+            if wanted(proposal_path(p.number), (*key, len(p.bonuses))):
+                files[proposal_path(p.number)] = render_proposal(p)
+        for a in history.appeals.values():
+            key = (a.stamp, a.settled_stamp or 0, len(a.rulings), len(a.agreements))
+            if wanted(appeal_path(a.id), key):
+                files[appeal_path(a.id)] = render_appeal(a)
+        whole = (*rules_key, len(history.rules))
+        if wanted("archive.toml", (len(history.changes),)):
+            files["archive.toml"] = render_meta(history, None)
+        if wanted("rules/index.toml", whole):
+            records = list(history.rules.values())
+            files["rules/index.toml"] = render_index(records)
+        if wanted("ruleset-full.md", whole):
+            files["ruleset-full.md"] = render_full_ruleset(history, None)
+        if wanted("scores.toml", (len(history.scores),)):
+            files["scores.toml"] = render_scores(history, None)
+        mail = history.last_ruleset()
+        highest = max(history.proposals, default=0)
+        if wanted("ruleset.txt", (*whole, mail.stamp if mail else 0, highest)):
+            files["ruleset.txt"] = render_short_ruleset(history, None, self.mail_text)
+        written = write_files(self.folder, files)
+        self.keys = keys
+        return written
+
+
 def write_files(folder: Path, files: Mapping[str, str]) -> list[Path]:
     """Write what differs from the disk, each file atomically; returns the files written."""
     changed: list[Path] = []
