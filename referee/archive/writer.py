@@ -461,7 +461,7 @@ class ArchiveWriter:
         rules_key = (0, 0)
         for record in history.rules.values():
             noted = record.annotations[-1].stamp if record.annotations else 0
-            key = (record.current.stamp, len(record.versions), noted)
+            key: tuple[int, ...] = (record.current.stamp, len(record.versions), noted)
             rules_key = max(rules_key, (record.current.stamp, noted))
             if wanted(rule_path(record.identity), key):
                 files[rule_path(record.identity)] = render_rule(record)
