@@ -48,6 +48,65 @@ RULE_CHANGE_KINDS = (
     "majority",
 )
 _KIND_OF_ENTRY = {"initial": "enacted", "parameter": "parameter-changed"}
+KIND_WORDS = {
+    "en": {
+        "enacted": "Enacted",
+        "amended": "Amended",
+        "renumbered": "Renumbered",
+        "transmuted": "Transmuted",
+        "amendment-enacted": "Amendment enacted",
+        "amendment-amended": "Amendment amended",
+        "amendment-repealed": "Amendment repealed",
+        "repealed": "Repealed",
+        "re-enacted": "Re-enacted",
+        "parameter-changed": "Parameter changed",
+        "majority": "Majority from now on",
+    },
+    "it": {
+        "enacted": "Promulgata",
+        "amended": "Emendata",
+        "renumbered": "Rinumerata",
+        "transmuted": "Trasmutata",
+        "amendment-enacted": "Emendamento promulgato",
+        "amendment-amended": "Emendamento modificato",
+        "amendment-repealed": "Emendamento abrogato",
+        "repealed": "Abrogata",
+        "re-enacted": "Ripromulgata",
+        "parameter-changed": "Parametro cambiato",
+        "majority": "Da ora basta la maggioranza",
+    },
+}
+
+# What a change is called, in the game's language: commit messages, the feed, the site.
+PHRASES = {
+    "en": {
+        "started": "{game}: the initial ruleset",
+        "submitted": "Proposal {n} '{title}' submitted",
+        "adopted": "Proposal {n} '{title}' adopted",
+        "rejected": "Proposal {n} '{title}' failed",
+        "appeal": "Appeal {id} opened",
+        "accusation": "Accusation {id} opened",
+        "ruling": "Ruling on {id}",
+        "settled": "{id} settled",
+        "award": "Points for {who}",
+        "scores": "Scores changed",
+        "rule": "Rule {n}: {what}",
+    },
+    "it": {
+        "started": "{game}: il regolamento iniziale",
+        "submitted": "Proposta {n} '{title}' presentata",
+        "adopted": "Proposta {n} '{title}' approvata",
+        "rejected": "Proposta {n} '{title}' respinta",
+        "appeal": "Appello {id} aperto",
+        "accusation": "Accusa {id} aperta",
+        "ruling": "Sentenza su {id}",
+        "settled": "{id} risolto",
+        "award": "Punti a {who}",
+        "scores": "Punteggi cambiati",
+        "rule": "Regola {n}: {what}",
+    },
+}
+
 # "rule 203", "regola 203", "rules 203", "r. 203", or a bare "(108)" as rulings cite rules.
 CITE = re.compile(r"\b(?:rules?|regol[ae]|r\.)\s*(\d{1,5})\b|\((\d{3,5})\)", re.I)
 
@@ -404,6 +463,8 @@ class HistoryBuilder:
     def __init__(self, initial: GameState) -> None:
         self.state = engine.start_game(initial, initial.started_at).state
         self.history = History(initial.name, initial.language, initial.started_at)
+        self.words = PHRASES["it" if initial.language == "it" else "en"]
+        self.kinds = KIND_WORDS["it" if initial.language == "it" else "en"]
         self.seq = 0
         self._touched_proposals: set[int] = set()
         self._touched_appeals: set[str] = set()
@@ -419,7 +480,7 @@ class HistoryBuilder:
                 ordinal=1,
                 at=initial.started_at,
                 kind="game-started",
-                summary=f"{initial.name}: the initial ruleset",
+                summary=self.words["started"].format(game=initial.name),
                 author="",
                 author_email="",
                 message_id="",
@@ -490,7 +551,7 @@ class HistoryBuilder:
                     )
                     h.proposals[p.number] = record
                     kind, subject_proposal = "proposal-submitted", p.number
-                    summary = f"Proposal {p.number} '{record.title}' submitted"
+                    summary = self.words["submitted"].format(n=p.number, title=record.title)
                     continue
                 self._touched_proposals.add(p.number)
                 if isinstance(event, Revise) and prior is not None and prior.text != p.text:
@@ -514,8 +575,8 @@ class HistoryBuilder:
                     kind = f"proposal-{p.status.value}"
                     subject_proposal = p.number
                     author_email = record.proposer_email
-                    word = "adopted" if p.status is ProposalStatus.ADOPTED else "failed"
-                    summary = f"Proposal {p.number} '{record.title}' {word}"
+                    phrase = self.words[p.status.value]
+                    summary = phrase.format(n=p.number, title=record.title)
         # --- rules ---------------------------------------------------------------------
         changed_rules: list[int] = []
         if before.rules is not after.rules:
@@ -530,7 +591,10 @@ class HistoryBuilder:
             if changed_rules and not kind:
                 kind = "rule-changed"
                 latest = [h.rules[i].current for i in changed_rules]
-                summary = "; ".join(f"Rule {v.number}: {v.kind} [{v.note}]" for v in latest)
+                summary = "; ".join(
+                    self.words["rule"].format(n=v.number, what=self.kinds.get(v.kind, v.kind))
+                    for v in latest
+                )
         # --- appeals -------------------------------------------------------------------
         if before.appeals is not after.appeals:
             old_appeals = {a.id: a for a in before.appeals}
@@ -550,9 +614,8 @@ class HistoryBuilder:
                         message_id=mid,
                     )
                     h.appeals[a.id] = record_a
-                    label = "Accusation" if a.kind.value == "accusation" else "Appeal"
                     kind = kind or "appeal-opened"
-                    summary = summary or f"{label} {a.id} opened"
+                    summary = summary or self.words[a.kind.value].format(id=a.id)
                     subject_appeal = a.id
                 self._touched_appeals.add(a.id)
                 if a.judge:
@@ -570,7 +633,7 @@ class HistoryBuilder:
                     )
                     self._annotate(record_a, a.ruling or event.text, before, stamp, logged.at)
                     kind = kind or "ruling"
-                    summary = summary or f"Ruling on {a.id}"
+                    summary = summary or self.words["ruling"].format(id=a.id)
                     subject_appeal = a.id
                 if isinstance(event, Agree) and event.appeal.upper() == a.id:
                     record_a.agreements.append((stamp, sender, event.agree))
@@ -578,7 +641,7 @@ class HistoryBuilder:
                     record_a.status = "settled"
                     record_a.settled_stamp = stamp
                     kind = kind or "appeal-settled"
-                    summary = summary or f"{a.id} settled"
+                    summary = summary or self.words["settled"].format(id=a.id)
                     subject_appeal = a.id
         # --- scores --------------------------------------------------------------------
         scored = False
@@ -610,7 +673,11 @@ class HistoryBuilder:
             if scored and not kind:
                 kind = "award" if isinstance(event, Award) else "scores"
                 who = self._name(before.turn_player)
-                summary = f"Points for {who}" if isinstance(event, Award) else "Scores changed"
+                summary = (
+                    self.words["award"].format(who=who)
+                    if isinstance(event, Award)
+                    else self.words["scores"]
+                )
                 subject_proposal = before.current_proposal
         if isinstance(event, Propose | Revise | Vote | Award) and not kind:
             return  # recorded; it shows in the next change's files

@@ -35,17 +35,19 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from referee.archive.history import (
+    KIND_WORDS,
     AppealRecord,
     History,
     ProposalRecord,
     RuleRecord,
     RuleVersion,
 )
-from referee.archive.writer import KIND_WORDS, write_files
+from referee.archive.writer import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "site_templates"
 SITE_VERSION = "1"  # bump when a template changes, so every page is rendered again
 MANIFEST = ".manifest.json"
+CHART_POINTS = 2000  # at most this many points in the score chart
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -108,13 +110,13 @@ WORDS: dict[str, dict[str, str]] = {
         "feed": "Atom feed",
         "mail": "Message-ID",
         "none": "None yet.",
-        "enact": "enact",
-        "repeal": "repeal",
-        "amend": "amend",
-        "transmute": "transmute",
-        "enact-amendment": "enact an amendment",
-        "amend-amendment": "amend an amendment",
-        "repeal-amendment": "repeal an amendment",
+        "enact": "new rule",
+        "repeal": "repeal of rule",
+        "amend": "amendment of rule",
+        "transmute": "transmutation of rule",
+        "enact-amendment": "new amendment to rule",
+        "amend-amendment": "change to an amendment of rule",
+        "repeal-amendment": "repeal of an amendment of rule",
         "award": "award",
         "dissent-bonus": "dissent bonus",
         "start": "start",
@@ -183,13 +185,13 @@ WORDS: dict[str, dict[str, str]] = {
         "feed": "Feed Atom",
         "mail": "Message-ID",
         "none": "Nessuno per ora.",
-        "enact": "promulgare",
-        "repeal": "abrogare",
-        "amend": "emendare",
-        "transmute": "trasmutare",
-        "enact-amendment": "promulgare un emendamento",
-        "amend-amendment": "modificare un emendamento",
-        "repeal-amendment": "abrogare un emendamento",
+        "enact": "nuova regola",
+        "repeal": "abrogazione della regola",
+        "amend": "modifica della regola",
+        "transmute": "trasmutazione della regola",
+        "enact-amendment": "nuovo emendamento alla regola",
+        "amend-amendment": "modifica di un emendamento alla regola",
+        "repeal-amendment": "abrogazione di un emendamento alla regola",
         "award": "premio",
         "dissent-bonus": "bonus di dissenso",
         "start": "inizio",
@@ -379,8 +381,38 @@ class _Site:
         )
 
     def proposals_list(self) -> None:
+        """The latest hundred on proposals.html, and a page per hundred numbers for the rest."""
         ordered = sorted(self.h.proposals.values(), key=lambda p: -p.number)
-        self.page("proposals.html", "proposals.html.j2", None, proposals=ordered)
+        hundreds: dict[int, list[ProposalRecord]] = {}
+        for p in ordered:
+            hundreds.setdefault(p.number // 100, []).append(p)
+        ranges = [
+            {
+                "first": k * 100,
+                "last": k * 100 + 99,
+                "count": len(v),
+                "href": f"proposals/{k}xx.html",
+            }
+            for k, v in sorted(hundreds.items(), reverse=True)
+        ]
+        self.page(
+            "proposals.html",
+            "proposals.html.j2",
+            None,
+            proposals=ordered[:100],
+            ranges=ranges if len(ordered) > 100 else [],
+        )
+        if len(ordered) <= 100:
+            return
+        for k, rows in hundreds.items():
+            stamps = [max(p.stamp, p.decided_stamp or 0, len(p.ballots)) for p in rows]
+            self.page(
+                f"proposals/{k}xx.html",
+                "proposals.html.j2",
+                f"hundred:{max(stamps)}:{len(rows)}:{sum(len(p.ballots) for p in rows)}",
+                proposals=rows,
+                ranges=ranges,
+            )
 
     def proposal(self, p: ProposalRecord) -> None:
         stamps = [p.stamp, p.decided_stamp or 0, *(b.stamp for b in p.ballots)]
@@ -473,7 +505,11 @@ def score_chart(history: History, title: str) -> str:
             points.append((change.at, points[-1][1]))
         points.append((change.at, change.score))
     end = max((c.at for c in history.changes), default=history.started_at)
+    total = sum(len(points) for points in series.values())
     for name, points in series.items():
+        if total > CHART_POINTS:  # a long game: every n-th point keeps the shape, not the bulk
+            step = -(-total // CHART_POINTS)
+            points[:] = [*points[:-1:step], points[-1]] if points else []
         if points:
             if points[-1][0] < end:
                 points.append((end, points[-1][1]))

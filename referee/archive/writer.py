@@ -30,6 +30,7 @@ from typing import Any
 import tomli_w
 
 from referee.archive.history import (
+    KIND_WORDS,
     AppealRecord,
     Change,
     History,
@@ -290,36 +291,6 @@ def _describe(v: RuleVersion, language: str) -> str:
     tally = f", {v.yes}-{v.no}" if v.yes is not None else ""
     note = f" [{v.note}]" if v.note else ""
     return f"{head}{by}, {v.at.date().isoformat()}{tally}{note}"
-
-
-KIND_WORDS = {
-    "en": {
-        "enacted": "Enacted",
-        "amended": "Amended",
-        "renumbered": "Renumbered",
-        "transmuted": "Transmuted",
-        "amendment-enacted": "Amendment enacted",
-        "amendment-amended": "Amendment amended",
-        "amendment-repealed": "Amendment repealed",
-        "repealed": "Repealed",
-        "re-enacted": "Re-enacted",
-        "parameter-changed": "Parameter changed",
-        "majority": "Majority from now on",
-    },
-    "it": {
-        "enacted": "Promulgata",
-        "amended": "Emendata",
-        "renumbered": "Rinumerata",
-        "transmuted": "Trasmutata",
-        "amendment-enacted": "Emendamento promulgato",
-        "amendment-amended": "Emendamento modificato",
-        "amendment-repealed": "Emendamento abrogato",
-        "repealed": "Abrogata",
-        "re-enacted": "Ripromulgata",
-        "parameter-changed": "Parametro cambiato",
-        "majority": "Da ora basta la maggioranza",
-    },
-}
 
 
 def render_full_ruleset(history: History, stamp: int | None) -> str:
