@@ -213,22 +213,30 @@ def sanitised(text: str) -> Markup:
     return Markup(nh3.clean(html, link_rel="nofollow noopener"))  # cleaned by nh3
 
 
-_WORD = re.compile(r"\s+|\S+\s*")  # a word with the space after it; leading space alone
+_WORD = re.compile(r"(\S+)(\s*)")
 
 
 def word_diff(old: str, new: str) -> Markup:
-    """A word-level diff of two texts as HTML: <del> for what went, <ins> for what came."""
+    """A word-level diff of two texts as HTML: <del> for what went, <ins> for what came.
+
+    Words are compared without the spaces after them, so a word that only moved to the end of
+    a paragraph is not shown as changed; the new text's spacing is kept.
+    """
     a, b = _WORD.findall(old), _WORD.findall(new)
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    out: list[str] = [str(escape(new[: len(new) - len(new.lstrip())]))]
+    matcher = difflib.SequenceMatcher(None, [w for w, _ in a], [w for w, _ in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            out.append(str(escape("".join(a[i1:i2]))))
+            out.append(str(escape("".join(w + space for w, space in b[j1:j2]))))
             continue
         if op in ("delete", "replace"):
-            out.append(f"<del>{escape(''.join(a[i1:i2]))}</del>")
+            gone = "".join(w + space for w, space in a[i1:i2])
+            out.append(f"<del>{escape(gone.rstrip())}</del>{' ' if op == 'delete' else ''}")
         if op in ("insert", "replace"):
-            out.append(f"<ins>{escape(''.join(b[j1:j2]))}</ins>")
+            came = "".join(w + space for w, space in b[j1:j2])
+            rest = came[len(came.rstrip()) :]
+            sep = " " if op == "replace" else ""
+            out.append(f"{sep}<ins>{escape(came.rstrip())}</ins>{escape(rest)}")
     return Markup("".join(out))  # every piece escaped above
 
 
