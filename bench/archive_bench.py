@@ -424,6 +424,11 @@ def main() -> None:
             f"git {took_ig:.2f} s ({commits} commits), site {took_is:.2f} s "
             f"({result2.rendered} pages rendered, {result2.written} files written)"
         )
+        touched = [*changed, *(site / name for name in ("index.html", "proposals.html"))]
+        took_ic, _ = timed(
+            lambda: [shutil.copy2(p, work / f"one-{i}") for i, p in enumerate(touched)]
+        )
+        print(f"  baseline: copying those {len(touched)} files takes {took_ic:.3f} s")
         print(f"  (snapshot commit of the whole archive: {took_g0:.2f} s)")
         small = generate(args.git_proposals, min(args.rules, 60), seed=4)
         small_text = mail_text_for(small)
