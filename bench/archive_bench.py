@@ -327,7 +327,8 @@ def mail_text_for(h: History) -> Callable[[Any, str], str]:
             )
             state = GameState(h.name, h.language, h.started_at, players, "p0@example.org", rules)
             cache.clear()
-            cache[key] = render(view.ruleset_data(state), "ruleset")
+            data = {"changes": {"rules": [], "scores": []}, **view.ruleset_data(state)}
+            cache[key] = render(data, "ruleset")
         return cache[key]
 
     return text

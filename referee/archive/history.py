@@ -383,9 +383,12 @@ class Change:
 
 @dataclass
 class RulesetMail:
+    """A mail with the whole ruleset (205): the opening mail or a ruleset-and-scores mail."""
+
     stamp: int
     at: datetime
     data: Mapping[str, Any]
+    kind: str = "ruleset"  # its template: notices/ruleset or notices/game_started
 
 
 @dataclass
@@ -618,9 +621,11 @@ class HistoryBuilder:
                     summary = summary or self.words[a.kind.value].format(id=a.id)
                     subject_appeal = a.id
                 self._touched_appeals.add(a.id)
-                if a.judge:
-                    record_a.judge = self._name(a.judge)
+                judge = after.judge_of(a)
+                if judge:
+                    record_a.judge = self._name(judge)
                 if isinstance(event, GiveRuling) and event.appeal.upper() == a.id:
+                    record_a.judge = self._name(sender)
                     record_a.rulings.append(
                         Ruling(
                             stamp,
@@ -727,7 +732,8 @@ class HistoryBuilder:
                 NoticeKind.RULESET,
                 NoticeKind.GAME_STARTED,
             ):
-                self.history.ruleset_mails.append(RulesetMail(stamp, at, effect.data))
+                mail = RulesetMail(stamp, at, effect.data, effect.kind.value)
+                self.history.ruleset_mails.append(mail)
 
     def _rule_versions(
         self,

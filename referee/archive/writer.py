@@ -276,7 +276,7 @@ def render_short_ruleset(history: History, stamp: int | None, mail_text: Ruleset
         flag = "M" if now.mutable else "I"
         lines.append(f"  {now.number} [{flag}] {now.title}".rstrip())
     lines += ["", "-" * 72, ""]
-    body = mail_text(mail.data, "ruleset") if mail else ""
+    body = mail_text(mail.data, mail.kind) if mail else ""
     return "\n".join(lines) + body
 
 

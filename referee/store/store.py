@@ -2,6 +2,13 @@
 
 A unit of work writes the inbound record, the events, the new state snapshot and the outbox
 rows together, so a crash leaves either all of them or none.
+
+Any number of `run` processes may share one database; each game is worked by one of them at a
+time. A process holds a game by a lease row (`game_owners`) that it renews by heartbeat; once
+`fence` is set, every unit of work first renews that lease in its own transaction and fails with
+`LostGame` when another process has taken the game over, so two processes can never both write
+a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they are sent, with
+`FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the claim is one atomic UPDATE.
 """
 
 from __future__ import annotations
@@ -9,27 +16,32 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
 from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import bindparam, delete, func, insert, inspect, update
+from sqlalchemy import bindparam, case, delete, func, insert, inspect, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
+from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
     EventRow,
+    GameOwnerRow,
     GameRow,
     InboundRow,
     MailboxRow,
     OutboxRow,
     StrangerRow,
+    WorkerRow,
 )
 
 SNAPSHOT_EVERY = 100  # events between state snapshots
@@ -38,6 +50,14 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 class StoreError(RuntimeError):
     """The store cannot do what was asked (no such game, game exists already)."""
+
+
+class LostGame(StoreError):
+    """Another process works this game now: this one must stop writing it."""
+
+
+class DatabaseDown(StoreError):
+    """The database cannot be written or reached: the service stops rather than lose mail."""
 
 
 def make_engine(url: str) -> Engine:
@@ -76,12 +96,15 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        self.fences: dict[int, tuple[str, float]] = {}  # game -> (owner, lease seconds)
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head)."""
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":  # processes starting together: one migrates
+                connection.execute(text("SELECT pg_advisory_xact_lock(20261130)"))
             config.attributes["connection"] = connection
             alembic_command.upgrade(config, "head")
 
@@ -189,6 +212,45 @@ class Store:
             ).one()
             return found if isinstance(found, datetime) else None
 
+    def claim(self, game_id: int, owner: str, now: datetime, limit: int = 500) -> list[OutboxRow]:
+        """Take due pending rows for sending (`sending`, claimed by `owner`), oldest first.
+
+        A row is claimed by one process only: the subquery skips rows another transaction has
+        locked (PostgreSQL), and the UPDATE takes only rows still `pending`.
+        """
+        due = (
+            select(_OUTBOX.id)
+            .where(
+                _OUTBOX.game_id == game_id,
+                _OUTBOX.status == "pending",
+                _OUTBOX.next_attempt_at <= now,
+            )
+            .order_by(_OUTBOX.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        statement = (
+            update(_OUTBOX_T)
+            .where(_OUTBOX.id.in_(due.scalar_subquery()), _OUTBOX.status == "pending")
+            .values(status="sending", claimed_by=owner)
+            .returning(*_OUTBOX_T.c)
+        )
+        with Session(self.engine) as session:
+            found = session.connection().execute(statement).mappings().all()
+            session.commit()
+        return sorted((OutboxRow(**dict(row)) for row in found), key=lambda r: r.id or 0)
+
+    def unclaim(self, game_id: int) -> int:
+        """Put back rows a previous owner claimed and never recorded (it died mid-send)."""
+        with Session(self.engine) as session:
+            result = session.connection().execute(
+                update(_OUTBOX_T)
+                .where(_OUTBOX.game_id == game_id, _OUTBOX.status == "sending")
+                .values(status="pending", claimed_by=None)
+            )
+            session.commit()
+            return int(result.rowcount)
+
     def mark_outbox(
         self,
         row_id: int,
@@ -197,13 +259,21 @@ class Store:
         at: datetime,
         next_attempt: datetime | None = None,
         error: str = "",
+        owner: str | None = None,
     ) -> None:
-        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time."""
+        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time.
+
+        With `owner`, only while the row is still that process's claim.
+        """
+        where = [_OUTBOX.id == row_id]
+        if owner is not None:
+            where += [_OUTBOX.status == "sending", _OUTBOX.claimed_by == owner]
         with Session(self.engine) as session:
             session.execute(
                 update(_OUTBOX_T)
-                .where(_OUTBOX_T.c.id == row_id)
+                .where(*where)
                 .values(
+                    claimed_by=None,
                     status=status,
                     attempts=attempts,
                     sent_at=at if status == "sent" else None,
@@ -250,19 +320,31 @@ class Store:
             session.commit()
 
     def record_failure(
-        self, game_id: int, message_id: str, sender: str, at: datetime, error: str
+        self,
+        game_id: int,
+        message_id: str,
+        sender: str,
+        at: datetime,
+        error: str,
+        key: str | None = None,
     ) -> None:
-        """A message that made processing fail: kept in the quarantine folder, noted here."""
+        """A message that made processing fail: kept in the quarantine folder, noted here.
+
+        `key` is the mail's dedupe key (`InboundMail.dedupe_key`); without it, one made from
+        the sender and Message-ID alone.
+        """
+        key = key or dedupe_key(sender, message_id, "")
         with Session(self.engine) as session:
             exists = session.exec(
                 select(InboundRow).where(
-                    InboundRow.game_id == game_id, InboundRow.message_id == message_id
+                    InboundRow.game_id == game_id, InboundRow.dedupe_key == key
                 )
             ).first()
             if exists is None:
                 session.add(
                     InboundRow(
                         game_id=game_id,
+                        dedupe_key=key,
                         message_id=message_id,
                         sender=sender,
                         received_at=at,
@@ -279,11 +361,104 @@ class Store:
             ).one()
             return int(count)
 
+    # ----- one owner per game ---------------------------------------------------------------
+
+    def acquire(
+        self, game_id: int, owner: str, now: datetime, seconds: float, dead: str | None = None
+    ) -> bool:
+        """Take the game's lease when it is free, expired, already ours, or held by `dead` (a
+        process known to be gone); True when held."""
+        until = now + timedelta(seconds=seconds)
+        free = (_OWNERS.owner == owner) | (_OWNERS.expires_at < now)
+        if dead is not None:
+            free = free | (_OWNERS.owner == dead)
+        with Session(self.engine) as session:
+            connection = session.connection()
+            taken = connection.execute(
+                update(_OWNERS_T)
+                .where(_OWNERS.game_id == game_id, free)
+                .values(owner=owner, expires_at=until)
+            ).rowcount
+            if not taken:
+                exists = connection.execute(
+                    select(_OWNERS.game_id).where(_OWNERS.game_id == game_id)
+                ).first()
+                if exists is not None:
+                    return False
+                try:
+                    connection.execute(
+                        insert(_OWNERS_T).values(game_id=game_id, owner=owner, expires_at=until)
+                    )
+                except IntegrityError:  # another process inserted it first
+                    session.rollback()
+                    return False
+            session.commit()
+            return True
+
+    def renew(self, game_id: int, owner: str, now: datetime, seconds: float) -> bool:
+        """Extend our lease; False when another process holds the game now."""
+        with Session(self.engine) as session:
+            renewed = _renew(session, game_id, owner, now + timedelta(seconds=seconds))
+            session.commit()
+            return renewed
+
+    def release(self, game_id: int, owner: str) -> None:
+        """Give the game up at once (a clean stop), so another process may take it."""
+        with Session(self.engine) as session:
+            session.connection().execute(
+                delete(_OWNERS_T).where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
+            )
+            session.commit()
+
+    def holder(self, game_id: int, now: datetime) -> str | None:
+        """The process that holds the game's lease now, if any."""
+        with Session(self.engine) as session:
+            row = session.get(GameOwnerRow, game_id)
+            return row.owner if row is not None and row.expires_at >= now else None
+
+    def held_by(self, owner: str, now: datetime) -> int:
+        """How many games a process holds now."""
+        with Session(self.engine) as session:
+            count = session.exec(
+                select(func.count())
+                .select_from(GameOwnerRow)
+                .where(GameOwnerRow.owner == owner, col(GameOwnerRow.expires_at) >= now)
+            ).one()
+            return int(count)
+
+    def beat(self, worker: str, now: datetime, seconds: float) -> int:
+        """A live process's heartbeat; returns how many processes are alive (itself included)."""
+        until = now + timedelta(seconds=seconds)
+        with Session(self.engine) as session:
+            connection = session.connection()
+            found = connection.execute(
+                update(_WORKERS_T).where(_WORKERS.name == worker).values(expires_at=until)
+            ).rowcount
+            if not found:
+                connection.execute(insert(_WORKERS_T).values(name=worker, expires_at=until))
+            connection.execute(delete(_WORKERS_T).where(_WORKERS.expires_at < now))
+            alive = connection.execute(
+                select(func.count()).select_from(_WORKERS_T).where(_WORKERS.expires_at >= now)
+            ).scalar()
+            session.commit()
+            return int(alive or 1)
+
+    def leave(self, worker: str) -> None:
+        with Session(self.engine) as session:
+            session.connection().execute(delete(_WORKERS_T).where(_WORKERS.name == worker))
+            session.commit()
+
     @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
             try:
+                fence = self.fences.get(game_id)
+                if fence is not None:  # first, so the write lock is taken before any read
+                    owner, seconds = fence
+                    until = datetime.now(UTC) + timedelta(seconds=seconds)
+                    if not _renew(session, game_id, owner, until):
+                        raise LostGame(f"game {game_id} is worked by another process now")
                 yield work
                 work.flush()
                 session.commit()
@@ -292,22 +467,58 @@ class Store:
                 raise
 
 
+def _renew(session: Session, game_id: int, owner: str, until: datetime) -> bool:
+    """Extend the lease in the session's transaction; on PostgreSQL the row stays locked
+    until the commit, so a process trying to take the game over waits and then fails."""
+    result = session.connection().execute(
+        update(_OWNERS_T)
+        .where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
+        .values(expires_at=until)
+    )
+    return bool(result.rowcount)
+
+
 _TABLES = SQLModel.metadata.tables
 _INBOUND_T, _EVENTS_T = _TABLES[InboundRow.__tablename__], _TABLES[EventRow.__tablename__]
 _GAMES_T, _OUTBOX_T = _TABLES[GameRow.__tablename__], _TABLES[OutboxRow.__tablename__]
 _STRANGERS_T = _TABLES[StrangerRow.__tablename__]
+_OWNERS_T, _WORKERS_T = _TABLES[GameOwnerRow.__tablename__], _TABLES[WorkerRow.__tablename__]
+_OWNERS, _WORKERS, _OUTBOX = _OWNERS_T.c, _WORKERS_T.c, _OUTBOX_T.c
 _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _STRANGERS_T.c
 
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
 _SEEN = select(_INBOUND.id).where(
     _INBOUND.game_id == bindparam("g"),
-    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.dedupe_key.in_(bindparam("k", expanding=True)),
     _INBOUND.status != "quarantined",  # a message put back after a fix is processed again
 )
 _FORGET_QUARANTINED = delete(_INBOUND_T).where(
     _INBOUND.game_id == bindparam("g"),
-    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.dedupe_key == bindparam("k"),
     _INBOUND.status == "quarantined",
+)
+_TODAY = (
+    select(
+        func.count(),
+        func.coalesce(func.sum(_INBOUND.commands), 0),
+        func.coalesce(
+            func.sum(case((_INBOUND.note == "no_command", 1), else_=0)),
+            0,
+        ),
+    )
+    .select_from(_INBOUND_T)
+    .where(
+        _INBOUND.game_id == bindparam("g"),
+        _INBOUND.sender == bindparam("a"),
+        _INBOUND.received_at >= bindparam("start"),
+        _INBOUND.received_at < bindparam("end"),
+        _INBOUND.status.in_(("processed", "refused")),
+    )
+)
+_NOTES_TODAY = (
+    select(func.count())
+    .select_from(_STRANGERS_T)
+    .where(_STRANGERS.game_id == bindparam("g"), _STRANGERS.day == bindparam("d"))
 )
 _LAST_SEQ = select(func.max(_EVENTS.seq)).where(_EVENTS.game_id == bindparam("g"))
 _SNAPSHOT_SEQ = select(_GAMES.snapshot_seq).where(_GAMES.id == bindparam("g"))
@@ -349,24 +560,35 @@ class UnitOfWork:
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
         return self.session.connection().execute(statement, params)
 
-    def seen(self, message_id: str) -> bool:
-        return self._run(_SEEN, {"g": self.game_id, "m": message_id}).first() is not None
+    def seen(self, mail: InboundMail) -> bool:
+        """Whether this mail (same sender, Message-ID and body) was applied already."""
+        keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]  # 0002's rows
+        return self._run(_SEEN, {"g": self.game_id, "k": keys}).first() is not None
 
     def record_inbound(
-        self, message_id: str, sender: str, at: datetime, status: str, note: str = ""
+        self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0
     ) -> None:
-        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "m": message_id})
+        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": mail.dedupe_key})
         self._run(
             _INSERT_INBOUND,
             {
                 "game_id": self.game_id,
-                "message_id": message_id,
-                "sender": sender,
+                "dedupe_key": mail.dedupe_key,
+                "message_id": mail.message_id,
+                "sender": mail.sender,
                 "received_at": at,
                 "status": status,
                 "note": note[:500],
+                "commands": commands,
             },
         )
+
+    def sender_today(self, sender: str, at: datetime) -> SenderDay:
+        """What this sender has asked of the referee so far on `at`'s day (UTC)."""
+        start = datetime.combine(at.astimezone(UTC).date(), time(), tzinfo=UTC)
+        params = {"g": self.game_id, "a": sender, "start": start, "end": start + timedelta(1)}
+        mails, commands, empty = self._run(_TODAY, params).one()
+        return SenderDay(int(mails), int(commands), int(empty))
 
     def last_seq(self) -> int:
         if self._seq is None:
@@ -415,10 +637,21 @@ class UnitOfWork:
             }
         )
 
-    def first_note_today(self, address: str, day: str) -> bool:
-        """True once per address and day: a stranger gets at most one short note a day."""
+    def first_note_today(self, address: str, day: str, cap: int | None = None) -> bool:
+        """True once per address and day, and for at most `cap` addresses a day in all."""
         params = {"g": self.game_id, "a": address, "d": day}
         if self._run(_NOTED, params).first() is not None:
             return False
+        if cap is not None and int(self._run(_NOTES_TODAY, params).scalar() or 0) >= cap:
+            return False
         self._run(_INSERT_STRANGER, {"game_id": self.game_id, "address": address, "day": day})
         return True
+
+
+@dataclass(frozen=True)
+class SenderDay:
+    """One sender's mail, commands and unanswerable mail on one day, before this mail."""
+
+    mails: int
+    commands: int
+    empty: int

@@ -1,14 +1,15 @@
 """The database tables: games, the append-only event log, inbound mail, the outbox (205, 213).
 
 The event log is the source of truth; `games.state` is a snapshot that can be rebuilt from it.
-Several games share one database, each row keyed by its game.
+Several games share one database, each row keyed by its game; `game_owners` says which `run`
+process works each game, and `workers` which processes are alive to share them.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import Column, Index, LargeBinary, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -39,16 +40,27 @@ class EventRow(SQLModel, table=True):
 
 
 class InboundRow(SQLModel, table=True):
+    """Every inbound mail, keyed by sender, Message-ID and body (see `parse.dedupe_key`).
+
+    The Message-ID itself is kept as written, in a column with no index: any length and any
+    characters fit on both databases, and no one can take a player's Message-ID ahead of him.
+    """
+
     __tablename__ = "inbound"
-    __table_args__ = (UniqueConstraint("game_id", "message_id"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "dedupe_key"),
+        Index("ix_inbound_sender_day", "game_id", "sender", "received_at"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="games.id", index=True)
-    message_id: str
+    dedupe_key: str = Field(sa_column=Column(String(64), nullable=False))  # SHA-256, hex
+    message_id: str = Field(sa_column=Column(Text, nullable=False))
     sender: str
     received_at: datetime
-    status: str  # processed | ignored | stranger | duplicate
+    status: str  # processed | refused | ignored | stranger | quarantined
     note: str = ""
+    commands: int = 0  # commands read from it, for the per-sender daily limit
 
 
 class OutboxRow(SQLModel, table=True):
@@ -61,7 +73,8 @@ class OutboxRow(SQLModel, table=True):
     kind: str
     created_at: datetime
     raw: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    status: str = Field(default="pending", index=True)  # pending | sent | failed
+    status: str = Field(default="pending", index=True)  # pending | sending | sent | failed
+    claimed_by: str | None = None  # the process sending it, while `sending`
     attempts: int = 0
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
@@ -89,3 +102,22 @@ class MailboxRow(SQLModel, table=True):
     folder: str
     uidvalidity: int = 0
     last_uid: int = 0
+
+
+class GameOwnerRow(SQLModel, table=True):
+    """The lease on a game: the one process that works it, until `expires_at` unless renewed."""
+
+    __tablename__ = "game_owners"
+
+    game_id: int = Field(foreign_key="games.id", primary_key=True)
+    owner: str
+    expires_at: datetime
+
+
+class WorkerRow(SQLModel, table=True):
+    """A live `run` process, renewed by its heartbeat: the games are shared among these."""
+
+    __tablename__ = "workers"
+
+    name: str = Field(primary_key=True)
+    expires_at: datetime
