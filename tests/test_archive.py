@@ -268,3 +268,21 @@ def test_the_benchmark_history_is_one_the_checker_accepts(tmp_path: Path) -> Non
     write_files(folder, render_archive(history, mail_text_for(history)))
     assert check_archive(folder) == []
     assert len(list((folder / "proposals").rglob("*.toml"))) == 60
+
+
+def test_a_code_of_laws_keeps_its_labels_through_the_archive(tmp_path: Path) -> None:
+    (tmp_path / "laws.txt").write_text(
+        "§ 1. Members pay dues every year.\n§ 2. The board meets every month.\n"
+        "§ 2.1. The chair opens the meeting.\n",
+        encoding="utf-8",
+    )
+    config = write_config(tmp_path)
+    with_game_keys(config, 'ruleset = "laws.txt"\narchive = "arch"')
+    assert cli("init", str(config)).returncode == 0
+    done = cli("archive", str(config))
+    assert done.returncode == 0, done.stderr
+    labels = {toml(p)["label"] for p in (tmp_path / "arch" / "rules").glob("1*.toml")}
+    assert labels == {"§ 1", "§ 2", "§ 2.1"}
+    again = rulebook.load(str(tmp_path / "arch" / "rules"), "en")
+    assert [r.label for r in again.rules] == ["§ 1", "§ 2", "§ 2.1"]
+    assert cli("archive", "check", str(tmp_path / "arch")).returncode == 0

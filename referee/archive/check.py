@@ -85,6 +85,7 @@ def read_rules(folder: Path) -> tuple[str, str, tuple[Rule, ...]]:
                     mutable=bool(data["mutable"]),
                     text=text.strip("\n"),
                     title=str(data.get("title", "")),
+                    label=str(data.get("label", "")),
                     parameters=_parameters(data.get("parameters", {})),
                 )
             )

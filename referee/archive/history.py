@@ -161,6 +161,7 @@ class RuleRecord:
     identity: int
     versions: list[RuleVersion] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    label: str = ""  # the label a rule document gave it ("§ 2.2"), if any
 
     def as_of(self, stamp: int | None) -> RuleRecord | None:
         """The record as it stood after change `stamp` (None: now); None if not yet enacted."""
@@ -170,7 +171,7 @@ class RuleRecord:
         if not versions:
             return None
         notes = [a for a in self.annotations if a.stamp <= stamp]
-        return RuleRecord(self.identity, versions, notes)
+        return RuleRecord(self.identity, versions, notes, self.label)
 
     @property
     def current(self) -> RuleVersion:
@@ -746,6 +747,7 @@ class HistoryBuilder:
     ) -> bool:
         """Record the history entries `rule` gained since `prior`; True if it gained any."""
         record = self.history.rules.setdefault(rule.identity, RuleRecord(rule.identity))
+        record.label = rule.label
         start = len(prior.history) if prior is not None else 0
         fresh = rule.history[start:]
         if not fresh and prior is not None and prior.full_text != rule.full_text:

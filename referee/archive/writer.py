@@ -93,6 +93,7 @@ def render_rule(record: RuleRecord) -> str:
         "identity": record.identity,
         "number": now.number,
         "title": now.title,
+        "label": record.label,
         "mutable": now.mutable,
         "in_force": now.in_force,
         "numbers": record.numbers,
