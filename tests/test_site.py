@@ -175,6 +175,7 @@ def test_an_xss_probe_in_a_proposal_stays_inert(browser: Browser, sites: dict[st
         page.wait_for_load_state("load")
         assert page.evaluate("window.__xss") is None
         assert page.locator("[onerror]").count() == 0
+        assert page.locator("main img").count() == 0  # no image from a player's text
         assert page.locator("a[href^='javascript']").count() == 0
         assert page.locator("script:not([src])").count() <= 1  # only the versions' JSON
     page.goto((site / "proposals" / "301.html").as_uri())

@@ -203,6 +203,8 @@ WORDS: dict[str, dict[str, str]] = {
 }
 
 
+# nh3's safe tags but images: a player's image would load from anywhere (a tracking pixel)
+_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
 _MARKDOWN = markdown.Markdown(extensions=["sane_lists"], output_format="html")
 
 
@@ -210,7 +212,7 @@ _MARKDOWN = markdown.Markdown(extensions=["sane_lists"], output_format="html")
 def sanitised(text: str) -> Markup:
     """A player's text as HTML: Markdown for its formatting, nh3 so nothing in it can run."""
     html = _MARKDOWN.reset().convert(text)
-    return Markup(nh3.clean(html, link_rel="nofollow noopener"))  # cleaned by nh3
+    return Markup(nh3.clean(html, tags=_TAGS, link_rel="nofollow noopener"))  # cleaned by nh3
 
 
 _WORD = re.compile(r"(\S+)(\s*)")
