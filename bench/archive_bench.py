@@ -419,7 +419,7 @@ def main() -> None:
         took_ig, commits = timed(
             lambda: commit_history(archive, h, mail_text, "referee@nomic.example")
         )
-        took_is, result2 = timed(lambda: build_site(h, site))
+        took_is, result2 = timed(lambda: build_site(h, site, remembered=result.keys))
         print(
             f"one more adopted proposal: archive {took_ia:.2f} s ({len(changed)} files), "
             f"git {took_ig:.2f} s ({commits} commits), site {took_is:.2f} s "

@@ -140,7 +140,7 @@ def test_each_commit_holds_the_archive_as_it_stood_after_its_change(tmp_path: Pa
 
 def test_run_keeps_the_archive_and_its_git_history(tmp_path: Path) -> None:
     config = write_config(tmp_path)
-    with_game_keys(config, 'archive = "rules-archive"')
+    with_game_keys(config, 'archive = "rules-archive"\nsite = "site"')
     settings = load_settings(config)
     store = Store(settings.database_url)
     try:
@@ -169,6 +169,11 @@ def test_run_keeps_the_archive_and_its_git_history(tmp_path: Path) -> None:
     # what run built commit by commit equals a rebuild in one go
     assert files(folder) == files(tmp_path / "elsewhere")
     assert Repo(str(folder)).head() == Repo(str(tmp_path / "elsewhere")).head()
+    # the site run kept page by page equals one built at once
+    built = cli("site", str(config), "--out", str(tmp_path / "site-again"))
+    assert built.returncode == 0, built.stderr
+    assert files(tmp_path / "site") == files(tmp_path / "site-again")
+    assert "Repeal rule 208" in (tmp_path / "site" / "proposals" / "301.html").read_text()
 
 
 def test_a_new_game_starts_from_an_archive(tmp_path: Path) -> None:

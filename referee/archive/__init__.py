@@ -59,6 +59,7 @@ class Keeper:
         self.builder: HistoryBuilder | None = None
         self.mail_text = ruleset_mail_text(settings)
         self.writers: dict[Path, ArchiveWriter] = {}
+        self.site_keys: dict[Path, dict[str, str]] = {}  # the site's page keys, per folder
 
     def history(self) -> History:
         """The record brought up to date with every event logged so far."""
@@ -80,7 +81,9 @@ class Keeper:
     def write_site(self, folder: Path, progress: bool = False) -> int:
         from referee.archive.site import build_site
 
-        return build_site(self.history(), folder, progress=progress).written
+        built = build_site(self.history(), folder, progress, self.site_keys.get(folder))
+        self.site_keys[folder] = built.keys
+        return built.written
 
     def update(self) -> Written:
         """What `run` calls after each batch: the configured archive and site, if any."""

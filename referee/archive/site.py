@@ -254,10 +254,11 @@ class SiteResult:
     pages: int
     rendered: int
     written: int
+    keys: dict[str, str]
 
 
 class _Site:
-    def __init__(self, history: History, out: Path) -> None:
+    def __init__(self, history: History, out: Path, remembered: dict[str, str] | None) -> None:
         self.h = history
         self.out = out
         self.lang = "it" if history.language == "it" else "en"
@@ -284,8 +285,9 @@ class _Site:
             for n in record.numbers:
                 self.numbers[n] = record.identity
         manifest = out / MANIFEST
-        self.old_keys: dict[str, str] = {}
-        if manifest.is_file():
+        self.old_keys: dict[str, str] = dict(remembered or {})
+        self.trusted = bool(remembered)  # keys kept in memory since this process wrote the pages
+        if not self.trusted and manifest.is_file():
             try:
                 self.old_keys = json.loads(manifest.read_text(encoding="utf-8"))
             except ValueError:
@@ -303,7 +305,9 @@ class _Site:
         """Note the page's key; True if the page on disk was made from the same content."""
         key = f"{SITE_VERSION}:{self.lang}:{key}"
         self.keys[path] = key
-        return self.old_keys.get(path) == key and (self.out / path).is_file()
+        if self.old_keys.get(path) != key:
+            return False
+        return self.trusted or (self.out / path).is_file()
 
     def page(self, path: str, template: str, key: str | None, **context: Any) -> None:
         """Render `template` to `path` unless its key says nothing it shows has changed."""
@@ -363,7 +367,8 @@ class _Site:
     def rule(self, record: RuleRecord) -> None:
         path = f"rules/{record.identity}.html"
         noted = record.annotations[-1].stamp if record.annotations else 0
-        if self.unchanged(path, f"rule:{record.current.stamp}:{noted}"):
+        counts = f"{len(record.versions)}:{len(record.annotations)}"
+        if self.unchanged(path, f"rule:{record.current.stamp}:{noted}:{counts}"):
             return
         versions = [v for v in record.versions if v.text]
         steps: list[dict[str, Any]] = []
@@ -415,20 +420,18 @@ class _Site:
         if len(ordered) <= 100:
             return
         for k, rows in hundreds.items():
-            stamps = [max(p.stamp, p.decided_stamp or 0, len(p.ballots)) for p in rows]
+            digest = hashlib.sha1("".join(_proposal_key(p) for p in rows).encode()).hexdigest()
             self.page(
                 f"proposals/{k}xx.html",
                 "proposals.html.j2",
-                f"hundred:{max(stamps)}:{len(rows)}:{sum(len(p.ballots) for p in rows)}",
+                f"hundred:{len(rows)}:{digest}",
                 proposals=rows,
                 ranges=ranges,
             )
 
     def proposal(self, p: ProposalRecord) -> None:
-        stamps = [p.stamp, p.decided_stamp or 0, *(b.stamp for b in p.ballots)]
-        stamps += [t[0] for t in p.texts] + [a[0] for a in p.awarded] + [b[0] for b in p.bonuses]
         path = f"proposals/{p.number}.html"
-        if self.unchanged(path, f"proposal:{max(stamps)}:{len(p.ballots)}"):
+        if self.unchanged(path, _proposal_key(p)):
             return
         diff = word_diff(p.old_text, p.text) if p.old_text and p.text else None
         self.page(
@@ -444,12 +447,12 @@ class _Site:
         self.page("appeals.html", "appeals.html.j2", None, appeals=ordered)
 
     def appeal(self, a: AppealRecord) -> None:
-        stamps = [a.stamp, a.settled_stamp or 0, *(r.stamp for r in a.rulings)]
-        stamps += [x[0] for x in a.agreements]
+        # a piece recorded between changes carries the next change's number: count them too
+        state = (a.stamp, a.settled_stamp, a.status, len(a.rulings), len(a.agreements), a.judge)
         self.page(
             f"appeals/{a.id}.html",
             "appeal.html.j2",
-            f"appeal:{a.id}:{max(stamps)}:{a.judge}",
+            "appeal:" + ":".join(map(str, state)),
             a=a,
         )
 
@@ -491,6 +494,15 @@ class _Site:
     def static(self) -> None:
         for name in ("style.css", "site.js"):
             self.files[name] = (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+def _proposal_key(p: ProposalRecord) -> str:
+    """What a proposal's page shows, in numbers: a vote or a result changes it.
+
+    A vote recorded between changes carries the number of the change to come, so the counts
+    and the status are part of the key, not only the change numbers."""
+    parts = (p.stamp, p.decided_stamp, p.status, len(p.ballots), len(p.texts))
+    return "proposal:" + ":".join(map(str, (*parts, len(p.awarded), len(p.bonuses))))
 
 
 def score_chart(history: History, title: str) -> str:
@@ -563,9 +575,14 @@ def atom_feed(history: History, lang: str) -> str:
     return data.decode("utf-8")
 
 
-def build_site(history: History, out: Path, progress: bool = False) -> SiteResult:
-    """Write the site into `out`; only pages whose content changed are rewritten."""
-    site = _Site(history, out)
+def build_site(
+    history: History, out: Path, progress: bool = False, remembered: dict[str, str] | None = None
+) -> SiteResult:
+    """Write the site into `out`; only pages whose content changed are rewritten.
+
+    `remembered` holds the page keys of this process's last build of `out` (`SiteResult.keys`),
+    so a long-running `run` need not read the manifest and look at every page again."""
+    site = _Site(history, out, remembered)
     jobs = list(site.jobs())
     show = progress and sys.stderr.isatty() and len(jobs) > 200
     if show:
@@ -583,8 +600,4 @@ def build_site(history: History, out: Path, progress: bool = False) -> SiteResul
     manifest = json.dumps(site.keys, sort_keys=True, indent=0)
     write_files(out, {MANIFEST: manifest})
     pages = len(site.files) + sum(1 for p in site.keys if p not in site.files)
-    return SiteResult(pages=pages, rendered=site.rendered, written=len(written))
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return SiteResult(pages, site.rendered, len(written), site.keys)

@@ -420,20 +420,20 @@ class ArchiveWriter:
     def __init__(self, folder: Path, mail_text: RulesetText) -> None:
         self.folder = folder
         self.mail_text = mail_text
-        self.keys: dict[str, tuple[int, ...]] = {}
+        self.keys: dict[str, tuple[int | str, ...]] = {}
 
     def write(self, history: History) -> list[Path]:
         files: Files = {}
-        keys: dict[str, tuple[int, ...]] = {}
+        keys: dict[str, tuple[int | str, ...]] = {}
 
-        def wanted(path: str, key: tuple[int, ...]) -> bool:
+        def wanted(path: str, key: tuple[int | str, ...]) -> bool:
             keys[path] = key
             return self.keys.get(path) != key
 
         rules_key = (0, 0)
         for record in history.rules.values():
             noted = record.annotations[-1].stamp if record.annotations else 0
-            key: tuple[int, ...] = (record.current.stamp, len(record.versions), noted)
+            key: tuple[int | str, ...] = (record.current.stamp, len(record.versions), noted)
             rules_key = max(rules_key, (record.current.stamp, noted))
             if wanted(rule_path(record.identity), key):
                 files[rule_path(record.identity)] = render_rule(record)
@@ -443,7 +443,7 @@ class ArchiveWriter:
                 files[proposal_path(p.number)] = render_proposal(p)
         for a in history.appeals.values():
             key = (a.stamp, a.settled_stamp or 0, len(a.rulings), len(a.agreements))
-            if wanted(appeal_path(a.id), key):
+            if wanted(appeal_path(a.id), (*key, a.judge, a.status)):
                 files[appeal_path(a.id)] = render_appeal(a)
         whole = (*rules_key, len(history.rules))
         if wanted("archive.toml", (len(history.changes),)):
