@@ -77,6 +77,9 @@ def test_every_version_every_proposal_every_ruling(tmp_path: Path) -> None:
     assert failed["status"] == "rejected" and (failed["yes"], failed["no"]) == (2, 1)
     assert {v["voter"]: v["vote"] for v in failed["votes"]}["Bob Rossi"] == "no"
     assert failed["points"] == [{"player": "Ada Lovelace", "points": 6, "cause": "award"}]
+    amended = toml(tmp_path / "a" / "proposals" / "003xx" / "301.toml")
+    assert "-The first player to reach 100 (positive) points wins." in amended["diff"]
+    assert "+The first player to reach 25 (positive) points wins." in amended["diff"]
     last = toml(tmp_path / "a" / "proposals" / "003xx" / "307.toml")
     assert {"player": "Bob Rossi", "points": 10, "cause": "dissent-bonus"} in last["points"]
     appeal = toml(tmp_path / "a" / "appeals" / "A1.toml")

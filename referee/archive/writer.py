@@ -21,6 +21,7 @@ after each change.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -161,6 +162,7 @@ def render_proposal(p: ProposalRecord) -> str:
         "sets": dict(p.sets),
         "old_text": p.old_text,
         "text": p.text,
+        "diff": _unified(p.old_text, p.text, p.target) if p.old_text and p.text else None,
     }
     out = _clean(data)
     out["yes"], out["no"] = p.yes, p.no
@@ -181,6 +183,14 @@ def render_proposal(p: ProposalRecord) -> str:
     if not out["points"]:
         del out["points"]
     return _toml(out)
+
+
+def _unified(old: str, new: str, number: int | None) -> str:
+    """The change a proposal makes to its rule's text, as a unified diff of lines."""
+    lines = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), f"rule {number}", "proposal", lineterm="", n=1
+    )
+    return "\n".join(lines)
 
 
 def render_appeal(a: AppealRecord) -> str:
