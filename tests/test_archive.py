@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dulwich import porcelain
 from dulwich.repo import Repo
 
 from referee import rulebook
@@ -105,6 +106,9 @@ def test_a_rebuild_gives_the_same_bytes_and_the_same_commits(tmp_path: Path) -> 
     assert files(tmp_path / "a") == files(tmp_path / "b")
     rendered = render_archive(keeper.history(), keeper.mail_text)
     assert files(tmp_path / "a") == {path: text.encode() for path, text in rendered.items()}
+    status = porcelain.status(str(tmp_path / "a"))
+    assert status.unstaged == [] and status.untracked == []  # the index names the last commit
+    assert not any(status.staged.values())
     heads = [Repo(str(tmp_path / f)).head() for f in ("a", "b")]
     assert heads[0] == heads[1]
     commits = log(tmp_path / "a")

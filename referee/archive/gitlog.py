@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dulwich.index import commit_tree
+from dulwich.index import IndexEntry, commit_tree, index_entry_from_stat
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.refs import Ref
 from dulwich.repo import Repo
@@ -78,6 +78,7 @@ def commit_history(folder: Path, history: History, mail_text: RulesetText, refer
             return 0
         head = repo.refs.as_dict().get(BRANCH)
         paths: dict[bytes, ObjectID] = {}
+        touched: set[bytes] = set()
         if head is not None:
             parent = repo[head]
             assert isinstance(parent, Commit)
@@ -92,6 +93,7 @@ def commit_history(folder: Path, history: History, mail_text: RulesetText, refer
                 if paths.get(key) != blob.id:
                     repo.object_store.add_object(blob)
                     paths[key] = blob.id
+                    touched.add(key)
             tree = commit_tree(
                 repo.object_store, [(p, sha, _FILE_MODE) for p, sha in sorted(paths.items())]
             )
@@ -109,9 +111,34 @@ def commit_history(folder: Path, history: History, mail_text: RulesetText, refer
             head = commit.id
         assert head is not None
         repo.refs.set_if_equals(BRANCH, repo.refs.as_dict().get(BRANCH), head)
+        _sync_index(repo, folder, paths, touched)
         return len(todo)
     finally:
         repo.close()
+
+
+def _sync_index(
+    repo: Repo, folder: Path, paths: dict[bytes, ObjectID], touched: set[bytes]
+) -> None:
+    """Make git's index name the new commit, so `git status` shows only what is not committed
+    yet (votes since the last change). A file on disk that differs from the commit gets an
+    entry git must look at again; the working files themselves are never touched."""
+    index = repo.open_index()
+    fresh = len(index) == 0
+    for path, sha in paths.items():
+        if not fresh and path not in touched:
+            continue
+        file = folder / path.decode("utf-8")
+        try:
+            stat = file.stat()
+            same = Blob.from_string(file.read_bytes()).id == sha
+        except FileNotFoundError:
+            same = False
+        if same:
+            index[path] = index_entry_from_stat(stat, sha, _FILE_MODE)
+        else:
+            index[path] = IndexEntry(0, 0, 0, 0, _FILE_MODE, 0, 0, 0, sha)
+    index.write()
 
 
 def log(folder: Path) -> list[tuple[int, str, str]]:
