@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from examples.site_screenshots import FLAGS
 from referee.archive import Keeper
 from referee.config import Settings
 from referee.service import Referee
@@ -26,15 +27,6 @@ from tests.helpers import DAY, mail
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 def build(settings: Settings, out: Path) -> str:

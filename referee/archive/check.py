@@ -45,11 +45,6 @@ def _rule_files(rules: Path) -> list[Path]:
     )
 
 
-def is_archive_rules(folder: Path) -> bool:
-    """True for an archive's `rules/` folder (it has the index the archive writes)."""
-    return (folder / "index.toml").is_file() and any(_rule_files(folder))
-
-
 def _load(path: Path) -> dict[str, Any]:
     with path.open("rb") as handle:
         return tomllib.load(handle)

@@ -31,7 +31,7 @@ from referee.core.events import (
     Revise,
     Vote,
 )
-from referee.core.model import GameState, ProposalKind, ProposalStatus, Rule
+from referee.core.model import GameState, ProposalStatus, Rule
 
 # The kinds of change a rule's history records, with Agora's names (Rulekeepor's vocabulary).
 RULE_CHANGE_KINDS = (
@@ -800,10 +800,6 @@ class HistoryBuilder:
             start = max(0, match.start() - 120)
             excerpt = " ".join(text[start : match.end() + 160].split())
             record.annotations.append(Annotation(stamp, appeal.id, at, appeal.judge, excerpt))
-
-
-def is_proposal_kind(kind: str) -> bool:
-    return kind in {k.value for k in ProposalKind}
 
 
 def build_history(initial: GameState, events: Iterable[LoggedEvent]) -> History:

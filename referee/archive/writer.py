@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -491,7 +490,3 @@ def write_files(folder: Path, files: Mapping[str, str]) -> list[Path]:
         os.replace(temporary, path)  # a reader never sees half a file
         changed.append(path)
     return changed
-
-
-def format_date(at: datetime) -> str:
-    return at.date().isoformat()
