@@ -1,0 +1,89 @@
+"""Mail is applied at its delivery time, interleaved with the deadlines (rules 203, 213).
+
+A vote delivered before the vote's deadline counts even when the referee reads it after the
+deadline (`run --once` from cron, or a service that was off): the live game ends where `replay`
+of the same mail ends. After days off, each kind of reminder goes out once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import write_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from referee.cli import main; main()", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def deliver(folder: Path, name: str, sender: str, body: str, at: datetime) -> None:
+    """A mail as an MTA delivers it: the time in its unique name, its mtime and its Date."""
+    raw = (
+        f"From: {sender}\r\nTo: referee@nomic.example\r\nSubject: x\r\n"
+        f"Date: {format_datetime(at)}\r\nMessage-ID: <{name}@players.example>\r\n\r\n{body}\r\n"
+    )
+    path = folder / "maildir" / "new" / f"{int(at.timestamp())}.{name}.host"
+    path.write_text(raw, encoding="utf-8")
+    os.utime(path, (at.timestamp(), at.timestamp()))
+
+
+def state(config: Path, *args: str) -> dict[str, Any]:
+    done = cli(*args)
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    data.pop("mail", None)  # the outbox counters: the live game's own
+    data.pop("now", None)  # when it was asked
+    return data
+
+
+def mbox_of(folder: Path) -> Path:
+    """The processed mail, as an mbox with each mail's delivery time (what replay reads)."""
+    import mailbox
+
+    out = folder / "inbound.mbox"
+    box = mailbox.mbox(str(out))
+    paths = sorted((folder / "maildir" / ".Processed" / "cur").iterdir())
+    for path in sorted(paths, key=lambda p: int(p.name.partition(".")[0])):
+        entry = mailbox.mboxMessage(path.read_bytes())
+        stamp = datetime.fromtimestamp(int(path.name.partition(".")[0]), UTC)
+        entry.set_from("player@example.org", stamp.timetuple())
+        box.add(entry)
+    box.flush()
+    box.close()
+    return out
+
+
+def test_votes_delivered_before_the_deadline_count_in_run_once(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    proposed = datetime(2026, 12, 1, 11, 0, tzinfo=UTC)
+    deliver(tmp_path, "p", "carla@example.org", "PROPOSE ENACT\nHello.\nEND", proposed)
+    first = cli("run", config, "--once", "--now", "2026-12-01T11:00Z")
+    assert first.returncode == 0, first.stderr
+    proposal = state(config, "status", config, "--json")["proposals"][0]
+    voted = datetime(2026, 12, 15, 10, 55, tzinfo=UTC)
+    for who in ("carla", "bob", "ada"):
+        deliver(tmp_path, who, f"{who}@example.org", f"VOTE {proposal['number']} YES", voted)
+    run = cli("run", config, "--once", "--now", "2026-12-15T11:05Z")
+    assert run.returncode == 0, run.stderr
+    live = state(config, "status", config, "--json")
+    assert live["proposals"][0]["status"] == "adopted", live["proposals"][0]
+    replayed = state(
+        config, "replay", config, mbox_of(tmp_path), "--json", "--until", "2026-12-15T11:05Z"
+    )
+    assert live == replayed
