@@ -42,7 +42,7 @@ def deliver(folder: Path, name: str, sender: str, body: str, at: datetime) -> No
     os.utime(path, (at.timestamp(), at.timestamp()))
 
 
-def state(config: Path, *args: str) -> dict[str, Any]:
+def state(*args: str | Path) -> dict[str, Any]:
     done = cli(*args)
     assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
@@ -75,15 +75,13 @@ def test_votes_delivered_before_the_deadline_count_in_run_once(tmp_path: Path) -
     deliver(tmp_path, "p", "carla@example.org", "PROPOSE ENACT\nHello.\nEND", proposed)
     first = cli("run", config, "--once", "--now", "2026-12-01T11:00Z")
     assert first.returncode == 0, first.stderr
-    proposal = state(config, "status", config, "--json")["proposals"][0]
+    proposal = state("status", config, "--json")["proposals"][0]
     voted = datetime(2026, 12, 15, 10, 55, tzinfo=UTC)
     for who in ("carla", "bob", "ada"):
         deliver(tmp_path, who, f"{who}@example.org", f"VOTE {proposal['number']} YES", voted)
     run = cli("run", config, "--once", "--now", "2026-12-15T11:05Z")
     assert run.returncode == 0, run.stderr
-    live = state(config, "status", config, "--json")
+    live = state("status", config, "--json")
     assert live["proposals"][0]["status"] == "adopted", live["proposals"][0]
-    replayed = state(
-        config, "replay", config, mbox_of(tmp_path), "--json", "--until", "2026-12-15T11:05Z"
-    )
+    replayed = state("replay", config, mbox_of(tmp_path), "--json", "--until", "2026-12-15T11:05Z")
     assert live == replayed
