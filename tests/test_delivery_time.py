@@ -16,7 +16,12 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
+from referee.config import load_settings
+from referee.runner import Service
+from referee.store.store import Store
 from tests.conftest import write_config
+from tests.mailstack import running
+from tests.test_live_service import eventually
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,4 +89,35 @@ def test_votes_delivered_before_the_deadline_count_in_run_once(tmp_path: Path) -
     live = state("status", config, "--json")
     assert live["proposals"][0]["status"] == "adopted", live["proposals"][0]
     replayed = state("replay", config, mbox_of(tmp_path), "--json", "--until", "2026-12-15T11:05Z")
+    assert live == replayed
+
+
+def test_a_service_off_for_days_reads_its_backlog_before_the_deadlines(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    proposed = datetime(2026, 12, 1, 11, 0, tzinfo=UTC)
+    deliver(tmp_path, "p", "carla@example.org", "PROPOSE ENACT\nHello.\nEND", proposed)
+    assert cli("run", config, "--once", "--now", "2026-12-01T11:00Z").returncode == 0
+    number = state("status", config, "--json")["proposals"][0]["number"]
+    voted = datetime(2026, 12, 14, 9, 0, tzinfo=UTC)  # before the vote closes, Dec 15 11:00
+    for who in ("carla", "bob", "ada"):
+        deliver(tmp_path, who, f"{who}@example.org", f"VOTE {number} YES", voted)
+    back = datetime(2026, 12, 20, 12, 0, tzinfo=UTC)  # the service was off until now
+    settings = load_settings(config)
+    store = Store(settings.database_url)
+    try:
+        service = Service(settings, store, clock=lambda: back)
+        with running(service):
+            eventually(lambda: not list((tmp_path / "maildir" / "new").iterdir()))
+            eventually(lambda: service.summary.processed == 3)
+        game = service.referee.game_id
+        proposal = service.referee.state.proposal(number)
+        assert proposal is not None and proposal.status.value == "adopted"
+        reminders = [r for r in store.outbox(game) if r.created_at.replace(tzinfo=UTC) > voted]
+        kinds = [r.kind for r in reminders if "remind" in r.kind or "award" in r.kind]
+        assert kinds and len(kinds) == len(set(kinds)), kinds  # each kind once, not once a day
+    finally:
+        store.close()
+    live = state("status", config, "--json")
+    replayed = state("replay", config, mbox_of(tmp_path), "--json", "--until", back.isoformat())
     assert live == replayed
