@@ -7,20 +7,24 @@ of the same mail ends. After days off, each kind of reminder goes out once.
 
 from __future__ import annotations
 
+import imaplib
 import json
 import os
 import subprocess
 import sys
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
 from referee.config import load_settings
+from referee.replay import replay, write_mbox
 from referee.runner import Service
+from referee.service import Referee
 from referee.store.store import Store
-from tests.conftest import write_config
-from tests.mailstack import running
+from tests.conftest import REFEREE, live_config, write_config
+from tests.mailstack import PASSWORD, MailStack, running
 from tests.test_live_service import eventually
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,3 +125,60 @@ def test_a_service_off_for_days_reads_its_backlog_before_the_deadlines(tmp_path:
     live = state("status", config, "--json")
     replayed = state("replay", config, mbox_of(tmp_path), "--json", "--until", back.isoformat())
     assert live == replayed
+
+
+def test_imap_mail_is_applied_at_its_internaldate(
+    tmp_path: Path, stack: MailStack, database_url: str
+) -> None:
+    unsigned = "[auth]\nrequired = false\n"  # the test's mail carries no DKIM signature
+    settings = load_settings(live_config(tmp_path, stack, database_url, extra=unsigned))
+    # Dovecot takes no INTERNALDATE in the future: the game is played twenty days ago
+    started = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(days=20)
+    settings = replace(settings, game=replace(settings.game, start=started))
+    proposed = started + timedelta(hours=2)
+    closes = proposed + timedelta(days=14)  # a week of debate, a week of voting
+    mails = [(proposed, mail_from("carla", "PROPOSE ENACT\nHello.\nEND"))]
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, started)
+        append(stack, *mails[0])
+        Service(settings, store).run_once(proposed)
+        votes = [
+            (closes - timedelta(minutes=minutes), mail_from(who, "VOTE 301 YES"))
+            for minutes, who in ((7, "ada"), (6, "bob"), (5, "carla"))
+        ]
+        for at, raw in reversed(votes):  # the UIDs against delivery order: INTERNALDATE rules
+            append(stack, at, raw)
+        now = closes + timedelta(minutes=5)
+        service = Service(settings, store)
+        assert service.run_once(now).processed == 3
+        proposal = service.referee.state.proposal(301)
+        assert proposal is not None and proposal.status.value == "adopted"
+        assert [voter for voter, _ in proposal.votes] == [
+            "ada@example.org",
+            "bob@example.org",
+            "carla@example.org",
+        ]
+        box = tmp_path / "imap.mbox"
+        write_mbox(box, [(raw, at) for at, raw in mails + votes], "player@example.org")
+        assert replay(settings, box, now).state == service.referee.state
+    finally:
+        store.close()
+
+
+def mail_from(who: str, body: str) -> bytes:
+    return (
+        f"From: {who}@example.org\r\nTo: {REFEREE}\r\nSubject: x\r\n"
+        f"Message-ID: <{who}.{len(body)}@players.example>\r\n\r\n{body}\r\n"
+    ).encode()
+
+
+def append(stack: MailStack, at: datetime, raw: bytes) -> None:
+    """IMAP APPEND with the INTERNALDATE the server would have given it on delivery."""
+    client = imaplib.IMAP4("127.0.0.1", stack.imap_port)
+    try:
+        client.login(REFEREE, PASSWORD)
+        status, _ = client.append("INBOX", "", imaplib.Time2Internaldate(at), raw)
+        assert status == "OK"
+    finally:
+        client.logout()
