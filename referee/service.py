@@ -566,15 +566,22 @@ def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) 
 def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
     """When to fire the deadline due at `due`, `now` being later (112, 213).
 
-    A deadline that only repeats a daily reminder is fired at its last repetition before `now`
-    and before the next real deadline (debate end, vote deadline, the crown passing on), so a
-    referee that was off for days sends each kind of reminder once, the latest, not one a day.
+    A deadline that only repeats daily reminders is fired at the latest repetition of any of
+    them before `now` and before the next real deadline (debate end, vote deadline, the crown
+    passing on): a referee that was off for days sends each kind of reminder once, the latest,
+    not one a day.
     """
     crown = crown_due(state) if state.deposed_at and state.crown_reminder_at else None
     real = engine.next_deadline(replace(state, reminder_at=None, crown_reminder_at=crown))
+    if real is not None and real <= due:
+        return due
     at = due
-    while at + DAY <= now and (real is None or at + DAY < real):
-        at += DAY
+    daily = [state.crown_reminder_at if crown else None, None if state.tie else state.reminder_at]
+    for first in (r for r in daily if r is not None and r <= now):
+        latest = first + (now - first) // DAY * DAY
+        while real is not None and latest >= real:
+            latest -= DAY
+        at = max(at, latest)
     return at
 
 
