@@ -159,8 +159,9 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
     lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
     if "mail" in data:
         mail = data["mail"]
+        waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
         lines.append(
-            f"outbox: {mail.get('pending', 0)} waiting, {mail.get('sent', 0)} sent, "
+            f"outbox: {waiting} waiting, {mail.get('sent', 0)} sent, "
             f"{mail.get('failed', 0)} undeliverable; {mail.get('quarantined', 0)} mail(s) "
             "in quarantine"
         )
