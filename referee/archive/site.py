@@ -26,11 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import markdown
 import nh3
 import pygal
 from feedgen.feed import FeedGenerator
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from referee.archive.history import (
@@ -205,13 +205,14 @@ WORDS: dict[str, dict[str, str]] = {
 
 # nh3's safe tags but images: a player's image would load from anywhere (a tracking pixel)
 _TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
-_MARKDOWN = markdown.Markdown(extensions=["sane_lists"], output_format="html")
+# The same Markdown library as the mail; raw HTML in a player's text stays text.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 @functools.lru_cache(maxsize=4096)
 def sanitised(text: str) -> Markup:
     """A player's text as HTML: Markdown for its formatting, nh3 so nothing in it can run."""
-    html = _MARKDOWN.reset().convert(text)
+    html = _MARKDOWN.render(text)
     return Markup(nh3.clean(html, tags=_TAGS, link_rel="nofollow noopener"))  # cleaned by nh3
 
 
