@@ -23,14 +23,14 @@ from zoneinfo import ZoneInfo
 
 import typer
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from referee import __version__, rulebook
 from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
 from referee.resources import ResourceError
 from referee.service import Referee
-from referee.store.store import Store, StoreError
+from referee.store.store import DatabaseDown, Store, StoreError
 
 app = typer.Typer(
     add_completion=False,
@@ -85,23 +85,29 @@ def _database_name(url: str) -> str:
 
 
 @contextmanager
-def answers(settings: Settings, what: str) -> Iterator[None]:
-    """Turn every failure into one line naming what failed: the store, the server, the file."""
+def answers(settings: Settings | None, what: str) -> Iterator[None]:
+    """Turn every failure into one line naming what failed: the store, the server, the file.
+
+    `settings` names the database and the IMAP server in the message; None (several games at
+    once) keeps to the error's own words.
+    """
+    database = _database_name(settings.database_url) if settings is not None else ""
+    imap = settings.imap if settings is not None else None
     try:
         yield
     except (typer.Exit, typer.Abort):
         raise
     except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
         fail(f"{what}: interrupted", 130)
+    except DatabaseDown as exc:  # the service found the database gone mid-run
+        fail(f"database {database}: {exc}" if database else str(exc))
     except (ConfigError, StoreError, rulebook.RulesetError, ResourceError) as exc:
         fail(str(exc))
-    except DBAPIError as exc:  # the database server, or the SQLite file, cannot be used
-        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
-    except SQLAlchemyError as exc:
-        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
+    except SQLAlchemyError as exc:  # the database server, or the SQLite file, cannot be used
+        fail(f"database {database}: {_first_line(exc)}" if database else _first_line(exc))
     except (ConnectionError, TimeoutError) as exc:  # ImapError is a ConnectionError
-        if settings.imap is not None:
-            fail(f"IMAP server {settings.imap.host}:{settings.imap.port}: {_first_line(exc)}")
+        if imap is not None:
+            fail(f"IMAP server {imap.host}:{imap.port}: {_first_line(exc)}")
         fail(f"{what}: {_first_line(exc)}")
     except OSError as exc:
         fail(f"{what}: {exc}")
@@ -226,7 +232,9 @@ def init(
 
 @app.command()
 def run(
-    config: ConfigArg,
+    config: Annotated[
+        list[Path], typer.Argument(help="the game's TOML config file (several: one per game)")
+    ],
     once: Annotated[
         bool, typer.Option("--once", help="process the inbox, deadlines and outbox, then exit")
     ] = False,
@@ -235,34 +243,48 @@ def run(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every mail")] = False,
 ) -> None:
-    """The service: watch the inbox, fire deadlines, send mail, until stopped."""
+    """The service: watch the inbox, fire deadlines, send mail, until stopped.
+
+    Any number of these may run on one database: each game is worked by one at a time, and
+    another takes it over within seconds when that one stops.
+    """
     import asyncio
 
-    from referee.runner import Service
+    from referee.runner import Service, Worker
 
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
-    settings = settings_from(config)
+    every = [settings_from(path) for path in config]
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
-    store = Store(settings.database_url)
+    stores: dict[str, Store] = {}
     try:
-        with answers(settings, "run"):
-            service = Service(settings, store)
+        with answers(every[0] if len(every) == 1 else None, "run"):
+            services = []
+            for settings in every:
+                store = stores.setdefault(settings.database_url, Store(settings.database_url))
+                if store.has_schema():  # a database made by an older version gets the new tables
+                    store.create_schema()
+                services.append(Service(settings, store))
             if once:
-                done = service.run_once(moment)
-                where = "written to sent/" if settings.smtp is None else "sent"
-                typer.echo(
-                    f"processed {done.processed} mail(s), {done.failed} set aside; "
-                    f"{done.deadlines} deadline(s); {where} {done.sent}, "
-                    f"deferred {done.deferred}, undeliverable {done.undeliverable}"
-                )
-                if done.failed:
+                failed = 0
+                for service in services:
+                    done = service.run_once(moment)
+                    where = "written to sent/" if service.settings.smtp is None else "sent"
+                    typer.echo(
+                        (f"{service.name}: " if len(services) > 1 else "")
+                        + f"processed {done.processed} mail(s), {done.failed} set aside; "
+                        f"{done.deadlines} deadline(s); {where} {done.sent}, "
+                        f"deferred {done.deferred}, undeliverable {done.undeliverable}"
+                    )
+                    failed += done.failed
+                if failed:
                     raise typer.Exit(1)
             else:
-                asyncio.run(service.run_forever())
+                asyncio.run(Worker(services).run())
     finally:
-        store.close()
+        for store in stores.values():
+            store.close()
 
 
 @app.command()

@@ -16,7 +16,7 @@ import mailbox
 from datetime import UTC, datetime
 from pathlib import Path
 
-from referee.mail.smtp import Tally
+from referee.mail.smtp import Tally, backoff
 from referee.store.store import Store
 from referee.store.tables import OutboxRow
 
@@ -33,36 +33,51 @@ def open_sent(path: Path) -> mailbox.Maildir:
 class MaildirPostman:
     """Writes one game's due outbox rows to a Maildir instead of sending them."""
 
-    def __init__(self, store: Store, game_id: int, folder: Path) -> None:
+    def __init__(self, store: Store, game_id: int, folder: Path, owner: str = "postman") -> None:
         self.store = store
         self.game_id = game_id
         self.folder = folder
+        self.owner = owner  # the process claiming the rows it writes
 
     async def deliver_due(self, now: datetime | None = None, batch: int = 500) -> Tally:
         """Write every due row; a folder that cannot be written leaves the rows waiting."""
         moment = now or datetime.now(UTC)
         tally = Tally()
         while True:
-            rows = await asyncio.to_thread(self.store.due, self.game_id, moment, batch)
+            rows = await asyncio.to_thread(
+                self.store.claim, self.game_id, self.owner, moment, batch
+            )
             if not rows:
                 break
-            before = tally.sent
+            written: list[OutboxRow] = []
             try:
-                await asyncio.to_thread(self._write, rows, moment, tally)
+                await asyncio.to_thread(self._write, rows, moment, written)
             except OSError as exc:  # a full disk or a read-only folder: the rows wait
                 log.error("cannot write to the sent Maildir %s: %s", self.folder, exc)
-                tally.deferred += len(rows) - (tally.sent - before)
+                left = [r for r in rows if r not in written]
+                await asyncio.to_thread(self._put_back, left, moment, str(exc))
+                tally.sent += len(written)
+                tally.deferred += len(left)
                 break
+            tally.sent += len(written)
             if len(rows) < batch:
                 break
         if tally.sent:
             log.info("outbox: %d written to %s", tally.sent, self.folder)
         return tally
 
-    def _write(self, rows: list[OutboxRow], now: datetime, tally: Tally) -> None:
+    def _write(self, rows: list[OutboxRow], now: datetime, written: list[OutboxRow]) -> None:
         box = open_sent(self.folder)
         for row in rows:
             assert row.id is not None
             box.add(row.raw)
             self.store.mark_outbox(row.id, "sent", row.attempts + 1, now)
-            tally.sent += 1
+            written.append(row)
+
+    def _put_back(self, rows: list[OutboxRow], now: datetime, error: str) -> None:
+        """Claimed rows that could not be written wait again, for a retry with backoff."""
+        for row in rows:
+            assert row.id is not None
+            attempts = row.attempts + 1
+            when = now + backoff(attempts)
+            self.store.mark_outbox(row.id, "pending", attempts, now, when, error)
