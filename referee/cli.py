@@ -14,9 +14,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from email.header import decode_header, make_header
-from email.parser import BytesHeaderParser
-from email.policy import compat32
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
@@ -308,14 +305,6 @@ def status(
         store.close()
 
 
-def _subject(raw: bytes) -> str:
-    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", "")
-    try:
-        return str(make_header(decode_header(str(value))))
-    except (ValueError, LookupError):
-        return str(value)
-
-
 def _replaceable(path: Path) -> bool:
     """An export overwrites an earlier export (an mbox, or empty), never another file."""
     if not path.is_file():
@@ -338,6 +327,7 @@ def outbox(
     ] = "all",
 ) -> None:
     """List the mail the referee has decided to send (waiting, sent, undeliverable); export it."""
+    from referee.mail.sentbox import subject_of
     from referee.replay import write_mbox
 
     if show != "all" and show not in _STATUS:
@@ -357,7 +347,7 @@ def outbox(
                 stamp = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(zone)
                 typer.echo(
                     f"{row.id:>6}  {label.get(row.status, row.status):<13} "
-                    f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {_subject(row.raw)}"
+                    f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {subject_of(row.raw)}"
                 )
             typer.echo(f"{len(rows)} mail(s); {_delivery(settings)}")
             if export is not None:

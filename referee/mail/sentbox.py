@@ -14,6 +14,9 @@ import asyncio
 import logging
 import mailbox
 from datetime import UTC, datetime
+from email.header import decode_header, make_header
+from email.parser import BytesHeaderParser
+from email.policy import compat32
 from pathlib import Path
 
 from referee.mail.smtp import Tally, backoff
@@ -21,6 +24,15 @@ from referee.store.store import Store
 from referee.store.tables import OutboxRow
 
 log = logging.getLogger("referee.sent")
+
+
+def subject_of(raw: bytes) -> str:
+    """The decoded Subject of a mail the referee wrote, for listings (`outbox`, `demo`)."""
+    value = str(BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", ""))
+    try:
+        return str(make_header(decode_header(value)))
+    except (ValueError, LookupError):  # a header no charset decodes: show it as it is
+        return value
 
 
 def open_sent(path: Path) -> mailbox.Maildir:
