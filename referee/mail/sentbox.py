@@ -21,7 +21,7 @@ from pathlib import Path
 
 from referee.mail.smtp import Tally, backoff
 from referee.store.store import Store
-from referee.store.tables import OutboxRow
+from referee.store.tables import OutboxRow, OutboxStatus
 
 log = logging.getLogger("referee.sent")
 
@@ -49,7 +49,7 @@ class MaildirPostman:
         self.store = store
         self.game_id = game_id
         self.folder = folder
-        self.owner = owner  # the process claiming the rows it writes
+        self.owner = owner  # the process claiming the rows it writes, as the SMTP postman does
 
     async def deliver_due(self, now: datetime | None = None, batch: int = 500) -> Tally:
         """Write every due row; a folder that cannot be written leaves the rows waiting."""
@@ -83,13 +83,20 @@ class MaildirPostman:
         for row in rows:
             assert row.id is not None
             box.add(row.raw)
-            self.store.mark_outbox(row.id, "sent", row.attempts + 1, now)
+            self.store.mark_outbox(
+                row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner
+            )
             written.append(row)
 
     def _put_back(self, rows: list[OutboxRow], now: datetime, error: str) -> None:
-        """Claimed rows that could not be written wait again, for a retry with backoff."""
+        """Claimed rows that could not be written wait again, unclaimed, for a retry with backoff.
+
+        The backoff keeps a full disk from making the worker spin on the same rows.
+        """
         for row in rows:
             assert row.id is not None
             attempts = row.attempts + 1
             when = now + backoff(attempts)
-            self.store.mark_outbox(row.id, "pending", attempts, now, when, error)
+            self.store.mark_outbox(
+                row.id, OutboxStatus.PENDING, attempts, now, when, error, self.owner
+            )
