@@ -418,7 +418,7 @@ def archive_write(
     store = Store(settings.database_url)
     try:
         with answers(settings, "archive"):
-            written = _keeper(settings, store).write_archive(target)
+            written = _keeper(settings, store).write_archive(target, progress=True)
             typer.echo(f"{written.files} file(s) written, {written.commits} commit(s) in {target}")
     finally:
         store.close()

@@ -20,7 +20,6 @@ import functools
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,6 +41,7 @@ from referee.archive.history import (
     RuleRecord,
     RuleVersion,
 )
+from referee.archive.progress import progress_bar
 from referee.archive.writer import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "site_templates"
@@ -584,18 +584,10 @@ def build_site(
     so a long-running `run` need not read the manifest and look at every page again."""
     site = _Site(history, out, remembered)
     jobs = list(site.jobs())
-    show = progress and sys.stderr.isatty() and len(jobs) > 200
-    if show:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("site", total=len(jobs))
-            for _, job in jobs:
-                job()
-                bar.advance(task)
-    else:
+    with progress_bar("site", len(jobs), progress) as step:
         for _, job in jobs:
             job()
+            step()
     written = write_files(out, site.files)
     manifest = json.dumps(site.keys, sort_keys=True, indent=0)
     write_files(out, {MANIFEST: manifest})
