@@ -113,6 +113,27 @@ def test_commands_quoted_without_marks_are_not_obeyed(planted: Referee, client: 
     assert bob(planted) == (False, True)
 
 
+HTML_CLIENTS = {
+    "outlook-html-de": '<div>VOTE 301 NO</div><div id="appendonsend"></div><hr>'
+    '<div id="divRplyFwdMsg"><b>Von:</b> Test Nomic<br><b>Gesendet:</b> Dienstag<br>'
+    "<b>Betreff:</b> Proposal 301</div><div>{notice}</div>",
+    "thunderbird-html-forward": '<p>VOTE 301 NO</p><div class="moz-forward-container">'
+    "-------- Original Message --------<table><tr><th>Subject:</th><td>P</td></tr></table>"
+    "<pre>{notice}</pre></div>",
+    "gmail-html": '<div dir="ltr">VOTE 301 NO</div><div class="gmail_quote">'
+    '<div class="gmail_attr">Il giorno mar 1 dic 2026 Test Nomic ha scritto:</div>'
+    "<div>{notice}</div></div>",
+}
+
+
+@pytest.mark.parametrize("client", sorted(HTML_CLIENTS))
+def test_html_only_replies_quote_the_notice_without_effect(planted: Referee, client: str) -> None:
+    quoted = notice_text(notice_to_bob(planted)).replace("\n", "<br>")
+    body = HTML_CLIENTS[client].format(notice=quoted)
+    receipt = planted.receive(raw_mail(BOB, body, "Re: Proposal 301", kind="html"), LATER)
+    assert receipt.commands == 1 and bob(planted) == (False, True)
+
+
 def test_a_line_repeating_the_referees_notice_in_its_thread_is_not_obeyed(
     planted: Referee,
 ) -> None:
