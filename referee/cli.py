@@ -1,4 +1,4 @@
-"""The command line, `nomic-referee`: init, run, status, replay (INTERFACE.md section 1).
+"""The command line, `nomic-referee`: init, run, status, replay, import, export (INTERFACE.md 1).
 
 It only parses arguments and calls the service. Every error is one line on stderr and a
 non-zero exit, never a traceback.
@@ -110,7 +110,9 @@ def init(config: ConfigArg) -> None:
 
 @app.command()
 def run(
-    config: ConfigArg,
+    config: Annotated[
+        list[Path], typer.Argument(help="the game's TOML config file (several: one per game)")
+    ],
     once: Annotated[
         bool, typer.Option("--once", help="process the inbox, deadlines and outbox, then exit")
     ] = False,
@@ -119,39 +121,57 @@ def run(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every mail")] = False,
 ) -> None:
-    """The service: watch the inbox, fire deadlines, send mail, until stopped."""
+    """The service: watch the inbox, fire deadlines, send mail, until stopped.
+
+    Any number of these may run on one database: each game is worked by one at a time, and
+    another takes it over within seconds when that one stops.
+    """
     import asyncio
 
-    from referee.runner import Service
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from referee.runner import Service, Worker, database_down
 
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
-    settings = settings_from(config)
+    every = [settings_from(path) for path in config]
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
-    store = Store(settings.database_url)
+    stores: dict[str, Store] = {}
     try:
-        service = Service(settings, store)
+        services = []
+        for settings in every:
+            store = stores.setdefault(settings.database_url, Store(settings.database_url))
+            if store.has_schema():  # a database made by an older version gets the new tables
+                store.create_schema()
+            services.append(Service(settings, store))
         if once:
-            done = service.run_once(moment)
-            typer.echo(
-                f"processed {done.processed} mail(s), {done.failed} set aside; "
-                f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
-                f"undeliverable {done.undeliverable}"
-            )
-            if done.failed:
+            failed = 0
+            for service in services:
+                done = service.run_once(moment)
+                typer.echo(
+                    (f"{service.name}: " if len(services) > 1 else "")
+                    + f"processed {done.processed} mail(s), {done.failed} set aside; "
+                    f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
+                    f"undeliverable {done.undeliverable}"
+                )
+                failed += done.failed
+            if failed:
                 raise typer.Exit(1)
         else:
-            asyncio.run(service.run_forever())
+            asyncio.run(Worker(services).run())
     except (StoreError, OSError) as exc:
         fail(str(exc))
+    except SQLAlchemyError as exc:  # unreachable, read-only: one line, not the driver's story
+        fail(str(database_down(exc)))
     except typer.Exit:
         raise
     except Exception as exc:  # never a traceback: the log has the detail
         logging.getLogger("referee").debug("run failed", exc_info=True)
         fail(f"{exc.__class__.__name__}: {exc}")
     finally:
-        store.close()
+        for store in stores.values():
+            store.close()
 
 
 @app.command()
@@ -220,6 +240,76 @@ def replay(
     _print_state(view.public_state(result.state, result.now), as_json)
     if result.failed:
         typer.echo(f"{len(result.failed)} message(s) could not be processed", err=True)
+
+
+# --- rule documents: import and export (issue 10) ------------------------------------------------
+
+
+@app.command("import")
+def import_document(
+    document: Annotated[Path, typer.Argument(help="the rule document (text or Markdown)")],
+    out: Annotated[Path, typer.Option("--out", help="the ruleset folder to write")],
+    immutable: Annotated[
+        list[str] | None,
+        typer.Option("--immutable", help="a rule (label, path or number) to make immutable"),
+    ] = None,
+    carry: Annotated[
+        list[str] | None,
+        typer.Option("--carry", help="NAME=RULE: the rule that carries a game parameter"),
+    ] = None,
+    language: Annotated[str, typer.Option(help="the document's language (it, en, ...)")] = "",
+) -> None:
+    """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
+    import tempfile
+
+    from referee import importer
+
+    try:
+        text = document.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {document}: {exc}")
+    pairs = []
+    for item in carry or []:
+        name, sep, ref = item.partition("=")
+        if not sep or not name.strip() or not ref.strip():
+            fail(f"--carry {item!r}: write NAME=RULE, e.g. --carry 'winning_score=§ 5.4'")
+        pairs.append((name.strip(), ref.strip()))
+    doc = importer.read_document(text)
+    options = importer.Options(language, tuple(immutable or ()), tuple(pairs))
+    try:
+        with tempfile.TemporaryDirectory() as scratch:  # the options must name real rules
+            importer.write_folder(doc, options, str(document), Path(scratch))
+            ruleset = rulebook.load_folder(Path(scratch))
+        importer.write_folder(doc, options, str(document), out)
+    except (OSError, rulebook.RulesetError) as exc:
+        fail(str(exc))
+    typer.echo("\n".join(importer.summary(doc)))
+    mutable = sum(1 for r in ruleset.rules if r.mutable)
+    typer.echo(
+        f"wrote {len(ruleset.rules)} rule(s) to {out} ({mutable} mutable); review them, "
+        "then point [game] ruleset at the folder and run init"
+    )
+
+
+@app.command()
+def export(
+    folder: Annotated[Path, typer.Argument(help="a ruleset folder")],
+    form: Annotated[str | None, typer.Option("--format", help="md or txt")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
+) -> None:
+    """Write a ruleset folder back as one document, in the source's own numbering."""
+    from referee.exporter import export as write_document
+
+    if not folder.is_dir():
+        fail(f"not a ruleset folder: {folder}")
+    try:
+        document = write_document(folder, form)
+        if output is not None:
+            output.write_text(document, encoding="utf-8")
+    except (OSError, rulebook.RulesetError) as exc:
+        fail(str(exc))
+    if output is None:
+        sys.stdout.write(document)
 
 
 def main() -> None:

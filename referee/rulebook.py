@@ -1,23 +1,29 @@
 """Load an initial ruleset from disk: one file per rule, its mutability and parameters (101, 102).
 
-A ruleset folder holds `ruleset.toml` (name, language) and one `NNN.md` per rule: a TOML
-front matter between `+++` lines (`number`, `mutable`, optional `title` and `[parameters]`)
-and the rule's text after it, kept exactly as written. The built-in folders are `it` (the
-seed, unchanged) and `en` (the project's English version). A plain-text document of numbered
-paragraphs (`101. ...`) is taken in as well.
+A ruleset folder holds `ruleset.toml` (name, language, options) and one `NNN.md` per rule: a
+TOML front matter between `+++` lines (`number`, `mutable`, optional `title`, `label`, `path`,
+`marker` and `[parameters]`) and the rule's text after it, kept exactly as written. The built-in
+folders are `it` (the seed, unchanged) and `en` (the project's English version); `nomic-referee
+import` writes such a folder from any rule document, and a document given directly as `[game]
+ruleset` is read the same way (`referee.importer`). `ruleset.toml` may list the rules that are
+`immutable` and the game parameters each rule carries (`[carry]`, 111, 211), naming rules by
+label, path or number. `check_playable` refuses, with the fix, a ruleset a game could not move
+under: more mutable rules than rule 210 allows, or none at all (115).
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from referee.core import params
-from referee.core.model import HistoryEntry, Rule
+from referee import importer
+from referee.core import labels, params
+from referee.core.model import GameState, HistoryEntry, Rule
 from referee.resources import data_folder
 
 
@@ -35,16 +41,7 @@ class Ruleset:
     def at(self, started: datetime) -> tuple[Rule, ...]:
         """The rules with their first history entry, dated at the game's start (101)."""
         return tuple(
-            Rule(
-                identity=r.identity,
-                number=r.number,
-                mutable=r.mutable,
-                text=r.text,
-                title=r.title,
-                parameters=r.parameters,
-                history=(HistoryEntry(r.number, "initial", started),),
-            )
-            for r in self.rules
+            replace(r, history=(HistoryEntry(r.number, "initial", started),)) for r in self.rules
         )
 
 
@@ -55,24 +52,31 @@ def builtin_folder(language: str) -> Path:
     return folder
 
 
-def load(spec: str, language: str, base: Path | None = None) -> Ruleset:
-    """`spec` is "builtin" or a path (relative to `base`) to a ruleset folder or document."""
+def load(
+    spec: str, language: str, base: Path | None = None, house: Mapping[str, str] | None = None
+) -> Ruleset:
+    """`spec` is "builtin" or a path (relative to `base`) to a ruleset folder or document.
+
+    `house` holds the config's [parameters]: the value a rule takes when `[carry]` names the
+    rule but not the value."""
     if spec == "builtin":
-        return load_folder(builtin_folder(language))
+        return load_folder(builtin_folder(language), house)
     path = Path(spec)
     if not path.is_absolute() and base is not None:
         path = base / path
     if path.is_dir():
-        return load_folder(path)
+        return load_folder(path, house)
     if path.is_file():
         return load_document(path, language)
     raise RulesetError(f"ruleset not found: {path}")
 
 
 _FRONT = re.compile(r"\A\+\+\+\n(.*?)\n\+\+\+\n?(.*)\Z", re.S)
+_RULE_KEYS = {"number", "mutable", "title", "parameters", "label", "path", "marker"}
 
 
-def parse_rule_file(path: Path) -> Rule:
+def front_matter(path: Path) -> tuple[dict[str, Any], str]:
+    """A rule file's front matter and its text."""
     raw = path.read_text(encoding="utf-8")
     match = _FRONT.match(raw)
     if match is None:
@@ -81,20 +85,27 @@ def parse_rule_file(path: Path) -> Rule:
         meta = tomllib.loads(match.group(1))
     except tomllib.TOMLDecodeError as exc:
         raise RulesetError(f"{path.name}: {exc}") from exc
+    return meta, match.group(2).strip("\n")
+
+
+def parse_rule_file(path: Path, mutable_default: bool | None = None) -> Rule:
+    meta, text = front_matter(path)
     number = meta.get("number")
-    if not isinstance(number, int) or number < 0:
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
         raise RulesetError(f"{path.name}: 'number' must be a whole number")
-    mutable = meta.get("mutable")
+    mutable = meta.get("mutable", mutable_default)
     if not isinstance(mutable, bool):
         raise RulesetError(f"{path.name}: 'mutable' must be true or false")
-    text = match.group(2).strip("\n")
     if not text.strip():
         raise RulesetError(f"{path.name}: the rule has no text")
     carried = _parameters(path.name, meta.get("parameters", {}))
-    title = meta.get("title", "")
-    if not isinstance(title, str):
-        raise RulesetError(f"{path.name}: 'title' must be text")
-    unknown = set(meta) - {"number", "mutable", "title", "parameters"}
+    strings = {}
+    for key in ("title", "label", "path"):
+        value = meta.get(key, "")
+        if not isinstance(value, str):
+            raise RulesetError(f"{path.name}: '{key}' must be text")
+        strings[key] = value
+    unknown = set(meta) - _RULE_KEYS
     if unknown:
         raise RulesetError(f"{path.name}: unknown keys {sorted(unknown)}")
     return Rule(
@@ -102,8 +113,10 @@ def parse_rule_file(path: Path) -> Rule:
         number=number,
         mutable=mutable,
         text=text,
-        title=title,
+        title=strings["title"],
         parameters=carried,
+        label=strings["label"],
+        path=strings["path"],
     )
 
 
@@ -118,12 +131,37 @@ def _parameters(where: str, table: Any) -> tuple[tuple[str, str], ...]:
     return sets
 
 
-def load_folder(folder: Path) -> Ruleset:
+_INDEX_KEYS = {
+    "name",
+    "language",
+    "source",
+    "format",
+    "numbering",
+    "title",
+    "preamble",
+    "immutable",
+    "carry",
+    "headings",
+}
+
+
+def load_folder(folder: Path, house: Mapping[str, str] | None = None) -> Ruleset:
     index = folder / "ruleset.toml"
     meta: dict[str, Any] = {}
     if index.is_file():
-        meta = tomllib.loads(index.read_text(encoding="utf-8"))
-    rules = [parse_rule_file(p) for p in sorted(folder.glob("*.md"))]
+        try:
+            meta = tomllib.loads(index.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise RulesetError(f"{index}: {exc}") from exc
+    unknown = sorted(set(meta) - _INDEX_KEYS)
+    if unknown:
+        raise RulesetError(f"{index.name}: unknown key {unknown[0]!r}")
+    listed = meta.get("immutable", [])
+    if not isinstance(listed, list) or not all(isinstance(x, str | int) for x in listed):
+        raise RulesetError(f"{index.name}: 'immutable' must be a list of rule labels or numbers")
+    # A rule file that does not say is mutable unless ruleset.toml lists it (102).
+    rules = [parse_rule_file(p, mutable_default=True) for p in sorted(folder.glob("*.md"))]
+    rules = _apply_options(index.name, rules, listed, meta.get("carry", {}), house or {})
     return _checked(
         Ruleset(
             name=str(meta.get("name", folder.name)),
@@ -134,44 +172,75 @@ def load_folder(folder: Path) -> Ruleset:
     )
 
 
-_SECTION = re.compile(r"^\s*(?:[•*-]\s+)?(§\s*)?(-?\d+(?:\.\d+)*)\.?\s+(\S.*)$")
+def _find(where: str, rules: list[Rule], ref: str | int) -> int:
+    found = labels.resolve(rules, ref)
+    if found.rule is None:
+        if found.candidates:
+            named = ", ".join(labels.shown(r) + f" [{r.path}]" for r in found.candidates)
+            raise RulesetError(f"{where}: {ref!r} names several rules: {named}; use a path")
+        raise RulesetError(f"{where}: no rule {ref!r}")
+    return rules.index(found.rule)
+
+
+def _apply_options(
+    where: str, rules: list[Rule], immutable: list[str | int], carry: Any, house: Mapping[str, str]
+) -> list[Rule]:
+    """ruleset.toml's `immutable` list and `[carry]` table, applied to the rule files (102, 111)."""
+    out = list(rules)
+    for ref in immutable:
+        at = _find(f"{where} immutable", out, ref)
+        out[at] = replace(out[at], mutable=False)
+    if not isinstance(carry, dict):
+        raise RulesetError(f"{where}: [carry] must be a table")
+    defaults = {s.name: str(s.default) for s in params.SPECS}
+    for name, spec in carry.items():
+        if name not in params.SPEC_BY_NAME:
+            raise RulesetError(
+                f"{where} [carry]: unknown parameter {name!r} "
+                f"({', '.join(s.name for s in params.SPECS)})"
+            )
+        fallback = house.get(name, defaults[name])
+        target: Any = spec.get("rule") if isinstance(spec, dict) else spec
+        value: Any = spec.get("value", fallback) if isinstance(spec, dict) else fallback
+        if not isinstance(target, str | int) or isinstance(value, bool):
+            raise RulesetError(
+                f"{where} [carry] {name}: give a rule, or {{ rule = ..., value = N }}"
+            )
+        at = _find(f"{where} [carry] {name}", out, target)
+        rule = out[at]
+        sets = _parameters(f"{where} [carry]", {**dict(rule.parameters), name: value})
+        out[at] = replace(rule, parameters=sets)
+    return out
 
 
 def load_document(path: Path, language: str) -> Ruleset:
-    """A text of numbered paragraphs, taken in as a game's initial rules.
+    """A rule document taken in as it stands (`nomic-referee import` with no options).
 
-    Two shapes are read. Nomic's own (`101. ...`): each number is the rule's, the 100s
-    immutable and the rest mutable (102). A code of laws (`§ 2.2.1. ...`, nested, with bullets,
-    a preamble, even the same label twice): every section becomes a mutable rule numbered
-    1, 2, 3 ... in document order, keeping its label (`§ 2.2.1`) as the rule's title; the
-    preamble, if any, is rule 1.
+    Nomic's own shape (`101. ...`, `201. ...`) keeps its numbers, the 100s immutable (102).
+    Any other (a code of `§ 2.2.1.` sections, Roman laws under chapters, unnumbered paragraphs)
+    gives every rule its place in the document as its number, from 101 on, and keeps its
+    label and path; all are mutable. To choose immutable rules or parameters, import the
+    document into a folder and edit its ruleset.toml.
     """
-    text = path.read_text(encoding="utf-8")
-    sections: list[tuple[str, str]] = []  # (label, text)
-    preamble: list[str] = []
-    for line in text.splitlines():
-        match = _SECTION.match(line)
-        if match:
-            label = ("§ " if match.group(1) else "") + match.group(2)
-            sections.append((label, match.group(3).strip()))
-        elif line.strip():
-            if sections:
-                label, body = sections[-1]
-                sections[-1] = (label, body + "\n" + line.strip())
-            else:
-                preamble.append(line.strip())
-    nomic = bool(sections) and all(re.fullmatch(r"\d{3}", label) for label, _ in sections)
-    rules: list[Rule] = []
-    if nomic:
-        for label, body in sections:
-            number = int(label)
-            rules.append(Rule(number, number, number >= 200, body))
-    else:
-        numbered = [("", "\n".join(preamble))] if preamble else []
-        for index, (label, body) in enumerate([*numbered, *sections], start=1):
-            title = label or "preamble"
-            rules.append(Rule(index, index, True, body, title=title))
-    return _checked(Ruleset(path.stem, language, tuple(rules), str(path)))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RulesetError(f"{path}: not UTF-8 text ({exc})") from exc
+    doc = importer.read_document(text)
+    numbered = importer.game_numbers(doc)
+    nomic = importer.nomic_style(numbered)
+    rules = tuple(
+        Rule(
+            identity=n.number,
+            number=n.number,
+            mutable=not (nomic and n.number < 200),
+            text=n.section.text,
+            label="" if nomic else n.section.label,
+            path="" if nomic else n.section.path,
+        )
+        for n in numbered
+    )
+    return _checked(Ruleset(path.stem, language, rules, str(path)))
 
 
 def _checked(ruleset: Ruleset) -> Ruleset:
@@ -182,5 +251,38 @@ def _checked(ruleset: Ruleset) -> Ruleset:
     if duplicates:
         raise RulesetError(f"{ruleset.source}: rule numbers used twice: {duplicates}")
     if not any(r.mutable for r in ruleset.rules):  # 115
-        raise RulesetError(f"{ruleset.source}: there must be at least one mutable rule (115)")
+        raise RulesetError(
+            f"{ruleset.source}: there must be at least one mutable rule (115); "
+            "take a rule off the 'immutable' list in ruleset.toml, or set mutable = true in "
+            "its file"
+        )
     return ruleset
+
+
+def check_playable(state: GameState) -> None:
+    """Refuse a game that could not move: rule 210's cap below the mutable rules, 115 (none)."""
+    count = state.mutable_count
+    if count < 1:
+        raise RulesetError(
+            "no rule is mutable, so no proposal could ever pass (115): make at least one "
+            "rule mutable (take it off ruleset.toml's 'immutable' list)"
+        )
+    cap = params.effective(state)["max_mutable_rules"]
+    if count <= cap:
+        return
+    holder = params.carrier(state, "max_mutable_rules")
+    if holder is not None:
+        where = (
+            f"rule {labels.shown(holder)} carries max_mutable_rules = {cap}: give it "
+            f"{count} or more in that rule's [parameters] (or ruleset.toml [carry])"
+        )
+    else:
+        where = (
+            f"no rule carries max_mutable_rules, so the house value {cap} holds: set "
+            f"[parameters] max_mutable_rules = {count} (or more) in the config"
+        )
+    raise RulesetError(
+        f"the ruleset has {count} mutable rules but at most {cap} are allowed (rule 210), so "
+        f"every proposal would be refused; {where}, or mark {count - cap} or more rules "
+        "immutable (ruleset.toml 'immutable', or `nomic-referee import --immutable`)"
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,12 +20,13 @@ from referee.core import codec, engine
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
-from referee.mail import outgoing
+from referee.core.numbering import first_proposal_number
+from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import first_words, infer, thread_of
+from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
 
@@ -40,17 +41,23 @@ def redact(address: str) -> str:
 
 def initial_state(settings: Settings, started: datetime) -> GameState:
     """The game before its first turn: the config's players and King, the ruleset's rules."""
-    ruleset = rulebook.load(settings.game.ruleset, settings.game.language, settings.folder)
+    ruleset = rulebook.load(
+        settings.game.ruleset, settings.game.language, settings.folder, dict(settings.parameters)
+    )
     players = tuple(Player(name=p.name, email=p.email, surname=p.surname) for p in settings.players)
-    return GameState(
+    rules = ruleset.at(started)
+    state = GameState(
         name=settings.game.name,
         language=settings.game.language,
         started_at=started,
         players=players,
         king=settings.king.email,
-        rules=ruleset.at(started),
+        rules=rules,
         house_parameters=settings.parameters,
+        next_proposal_number=first_proposal_number(rules),  # 109
     )
+    rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    return state
 
 
 def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
@@ -164,10 +171,22 @@ class Referee:
 
     # ----- inbound mail ---------------------------------------------------------------------
 
-    def receive(self, raw: bytes, at: datetime) -> Receipt:
-        """Process one raw message at time `at`; everything it causes is committed together."""
+    def receive(self, raw: bytes, at: datetime, size: int | None = None) -> Receipt:
+        """Process one raw message at time `at`; everything it causes is committed together.
+
+        `size` is the message's real size when `raw` is only its head (a mail too large to
+        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
+        """
         at = utc(at)
-        mail = parse_message(raw, headers_only=len(raw) > self.settings.game.max_mail_bytes)
+        size = max(size or 0, len(raw))
+        oversized = size > self.settings.game.max_mail_bytes
+        if oversized:
+            raw = intake.head(raw)
+        else:
+            intake.check_structure(raw)
+        mail = parse_message(raw, headers_only=oversized)
+        if size != mail.size:
+            mail = replace(mail, size=size)
         self.advance(at)
         state = self.state
         with self.store.unit(self.game_id) as work:
@@ -232,6 +251,7 @@ class Referee:
             return Receipt(mail.message_id, "refused", 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
+        language = self.settings.game.language
         if not parsed and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, "refused", Reason.NO_COMMAND.value)
             return Receipt(mail.message_id, "refused", 0, 1, 0), state  # a loop: stop answering
@@ -285,10 +305,13 @@ class Referee:
                 outcome.code,
                 "" if outcome.ok else " (refused)",
             )
-            items.append(_item(line.line, outcome))
+            items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
         if not parsed:
-            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {})))
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            guess = expected(state, mail.sender, thread, mail.own_words)
+            hint = spell(guess, language) if guess is not None else ""
+            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {"hint": hint})))
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
@@ -330,15 +353,15 @@ class Referee:
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        slug = outgoing.slug(self.settings.game.name)
-        thread = thread_of(mail.references, mail.in_reply_to, slug)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
         if command is None:
             return []
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
-        return [ParsedLine(first_words(mail.own_words), spec, command)]
+        meant = spell(command, self.settings.game.language)
+        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 
@@ -424,16 +447,18 @@ class Referee:
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
             body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
-            root = outgoing.thread_root(game, address, effect.thread) if effect.thread else ""
+            thread = effect.thread
+            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
             for player in recipients:
+                parts = (state.events, inbound or "", index, player.email)
                 envelope = outgoing.Envelope(
                     game=game,
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.message_id(
-                        game, address, state.events, inbound or "", index, player.email
-                    ),
+                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    if thread is not None
+                    else outgoing.message_id(game, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
@@ -483,8 +508,15 @@ def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     return outcome, notices
 
 
-def _item(line: str, outcome: Outcome) -> dict[str, Any]:
-    return {"line": line, "ok": outcome.ok, "code": outcome.code, "data": dict(outcome.data)}
+def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
+    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7)."""
+    return {
+        "line": line,
+        "meant": meant,
+        "ok": outcome.ok,
+        "code": outcome.code,
+        "data": dict(outcome.data),
+    }
 
 
 def _shown(message_id: str) -> str:

@@ -124,11 +124,12 @@ def test_the_kings_bare_reply_to_a_prompt_is_its_answer(referee: Referee) -> Non
     assert receipt.commands == 1 and receipt.refused == 0
     carla = referee.state.player(CARLA)
     assert carla is not None and carla.score == 7 and referee.state.turn_player == ADA
-    # the same bare number from a player who is not King is not an award
+    # the same bare number from a player who is not King reads as his award, and is refused
     referee.receive(
         mail(BOB, "9", headers={"In-Reply-To": str(prompt["Message-ID"])}), T0 + 15 * DAY
     )
-    assert "I found no command" in plain(sent(referee, "reply")[-1])
+    answer = plain(sent(referee, "reply")[-1])
+    assert "(read as `AWARD 9`)" in answer and "Only the King" in answer
 
 
 def test_an_oversized_mail_is_refused_not_read(referee: Referee) -> None:

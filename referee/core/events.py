@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.core.model import ProposalKind
+from referee.core.threads import Thread
 
 
 class QueryKind(enum.StrEnum):
@@ -353,7 +354,7 @@ class Notice:
     kind: NoticeKind
     to: tuple[str, ...]
     data: Mapping[str, Any] = field(default_factory=dict)
-    thread: str = ""
+    thread: Thread | None = None
 
 
 Effect = Outcome | Notice

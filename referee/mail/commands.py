@@ -595,6 +595,7 @@ class ParsedLine:
     spec: CommandSpec
     command: Command | None
     problem: str = ""
+    meant: str = ""  # a bare answer to a prompt, written out as the command it stands for
 
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
@@ -622,10 +623,12 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
     lines = text.split("\n")
     cleaned = subject.strip()
     # A reply's or a forward's Subject is the old mail's title, never a new command.
-    if cleaned and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned):
+    from_subject = (
+        bool(cleaned) and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned)
+    )
+    if from_subject:
         lines = [cleaned, *lines]
     found: list[ParsedLine] = []
-    seen: set[Command] = set()
     index = 0
     while index < len(lines):
         line = lines[index].strip()
@@ -648,9 +651,10 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         except SyntaxProblem as problem:
             found.append(ParsedLine(line, spec, None, str(problem)))
             continue
-        if command not in seen:  # the same command twice: once
-            seen.add(command)
-            found.append(ParsedLine(line, spec, command))
+        found.append(ParsedLine(line, spec, command))
+    # A Subject the body repeats as written is one command, not two; every body line counts.
+    if from_subject and found and any(p.command == found[0].command for p in found[1:]):
+        found.pop(0)
     return found
 
 

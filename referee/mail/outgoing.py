@@ -21,6 +21,7 @@ from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
 
+from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
 _TEXT = Charset("utf-8")
@@ -59,8 +60,29 @@ def message_id(game: str, address: str, *parts: object) -> str:
     return f"<{slug(game)}.{digest}@{domain_of(address)}>"
 
 
-def thread_root(game: str, address: str, thread: str) -> str:
-    return f"<{slug(game)}.{slug(thread)}@{domain_of(address)}>"
+def thread_root(game: str, address: str, thread: Thread) -> str:
+    """The thread's root Message-ID, `<game.award-301@domain>`, that every mail in it cites."""
+    return f"<{slug(game)}.{thread.name}@{domain_of(address)}>"
+
+
+def thread_message_id(game: str, address: str, thread: Thread, *parts: object) -> str:
+    """A notice's own Message-ID, naming its thread (`<game.award-301.1f2e…@domain>`), so that
+    a reply citing only this mail in In-Reply-To still leads back to what it asked."""
+    digest = hashlib.sha256("|".join(str(p) for p in (game, *parts)).encode()).hexdigest()[:20]
+    return f"<{slug(game)}.{thread.name}.{digest}@{domain_of(address)}>"
+
+
+def thread_in(reference: str, game: str) -> Thread | None:
+    """The thread a Message-ID of this game's names (a root or a notice's own), if any."""
+    head = f"<{slug(game)}."
+    cleaned = reference.strip()
+    if not cleaned.startswith(head) or "@" not in cleaned:
+        return None
+    inner = cleaned[len(head) : cleaned.index("@")]
+    name, _, digest = inner.partition(".")
+    if digest and not re.fullmatch(r"[0-9a-f]{20}", digest):
+        return None
+    return Thread.parse(name)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")

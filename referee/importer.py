@@ -1,0 +1,650 @@
+"""Read a rule document (a club's laws, a constitution, last season's rules) into rules (101, 102).
+
+`read_document` finds the document's title and preamble, its headings at any depth (Markdown
+`#`, underlined lines, ALL-CAPS lines, "Chapter/Capitolo/Luku/Глава N" lines) and its numbered
+rules: Arabic, dotted (`2.2.1`), `§`-prefixed, negative (`§ -1`) and Roman (`IV`, `IV.`)
+numbers, possibly restarting under each heading. Lettered items (`a)`, `(b)`), bullets and
+dash-items stay inside their rule. A paragraph without a number belongs to the rule or heading
+above it; a line that merely begins with a number inside a paragraph is not a new rule: a
+number starts a rule only when the line's shape and the numbering's sequence agree.
+
+Nothing is dropped or rewritten: every character of the document is in exactly one place
+(the title, the preamble, a heading or a rule, with each rule's marker kept as written), which
+is what `referee.exporter` puts back together. A rule's identity in the document is its path
+(`II/III`: the labels of the headings above it, then its own); its label (`§ 2.2`, `IV`) is kept
+for display and for the players' commands. `write_folder` writes the folder the loader reads
+(`referee.rulebook`): `ruleset.toml` plus one `NNN.md` per rule, for a person to review.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+# --- the parts of a document ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading line (two lines when underlined) and the unnumbered text under it."""
+
+    line: str  # exactly as written
+    label: str  # "II" for "Chapter II", "" when it has no number
+    depth: int
+    path: str
+    line_no: int
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One numbered rule of the document (or one paragraph, in a document without numbers)."""
+
+    marker: str  # as written: "• § 2.2.1.", "IV.", "" when unnumbered
+    label: str  # "§ 2.2.1", "IV", "" when unnumbered
+    path: str  # "II/III": the headings' labels, then the rule's own; unique in the document
+    depth: int
+    line_no: int
+    text: str = ""
+
+
+Part = Heading | Section
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    preamble: str
+    parts: tuple[Part, ...]
+    numbering: str  # what numbered the rules: "§", "arabic", "dotted", "roman", "none", mixed
+    notes: tuple[str, ...] = ()  # lines that looked numbered but were kept as text, and why
+    format: str = "txt"  # "md" when the document uses Markdown headings
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Section))
+
+    @property
+    def headings(self) -> tuple[Heading, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Heading))
+
+
+# --- recognising lines ----------------------------------------------------------------------
+
+_ROMAN = re.compile(r"M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})\Z")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+# A rule's number at the start of a line: an optional bullet, an optional "§" or "Art.", then
+# an Arabic (dotted, maybe negative) or Roman number, an optional "." and then a space.
+_MARKER = re.compile(
+    r"^(?P<indent>\s*)(?P<marker>(?P<bullet>[•·▪◦‣*]\s*|[–—-]\s+)?"
+    r"(?P<pre>§§?\s*|(?:Art\.|Article|Articolo|Artikla|Artikel|Статья|Статья)\s+)?"
+    r"(?P<num>-?\d+(?:\.\d+)*|[IVXLCDM]+)(?P<end>\.?))(?=\s|$)(?P<rest>.*)$"
+)
+# Items that stay inside their rule: bullets, dashes, "a)", "(b)", "1)", "(2)".
+_SUB_ITEM = re.compile(r"^\s*(?:[•·▪◦‣*]|[–—-](?=\s)|\(?[0-9a-zA-Z]{1,3}\)(?=\s|$))")
+_MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^\s*(=+|-+|~+)\s*$")
+_KEYWORDS = (
+    # (rank, words): a smaller rank is a larger division
+    (1, ("book", "libro", "kirja", "книга", "книга")),
+    (2, ("part", "parte", "osa", "часть", "teil", "partie")),
+    (3, ("title", "titolo", "titre", "título", "titel", "отдел", "отдѣлъ")),
+    (4, ("chapter", "capitolo", "luku", "глава", "kapitel", "chapitre", "capítulo", "раздел")),
+    (4, ("раздѣлъ",)),
+)
+_KEYWORD_RANK = {word: rank for rank, words in _KEYWORDS for word in words}
+_NUMBER_WORD = r"(?P<num>[IVXLCDM]+|\d+|[A-Z])"
+_KEYWORD_LINE = re.compile(
+    r"^\s*(?:#+\s*)?(?P<word>[^\W\d_]+)\s+" + _NUMBER_WORD + r"\b\.?(?P<rest>.*)$", re.I
+)
+_NUMBER_FIRST_LINE = re.compile(
+    r"^\s*(?P<num>[IVXLCDM]+|\d+)\.?\s+(?P<word>luku|osa)\b(?P<rest>.*)$", re.I
+)
+_MAX_GAP = 10  # a number further than this from its predecessor needs a "§" to start a rule
+
+
+def roman_value(text: str) -> int | None:
+    """The value of a Roman numeral written in capitals, or None."""
+    if not text or _ROMAN.match(text) is None:
+        return None
+    total = 0
+    for index, char in enumerate(text):
+        value = _ROMAN_VALUES[char]
+        following = _ROMAN_VALUES[text[index + 1]] if index + 1 < len(text) else 0
+        total += -value if value < following else value
+    return total
+
+
+def _keyword_heading(line: str) -> tuple[int, str] | None:
+    """(rank, label) when the line is "Chapter II ...", "Глава 3", "2. luku" and the like."""
+    if len(line.strip()) > 100:
+        return None
+    found = _KEYWORD_LINE.match(line)
+    if found is not None:
+        rank = _KEYWORD_RANK.get(found.group("word").lower())
+        if rank is not None and (found.group("num").isdigit() or roman_value(found.group("num"))):
+            return rank, found.group("num")
+    found = _NUMBER_FIRST_LINE.match(line)
+    if found is not None and (found.group("num").isdigit() or roman_value(found.group("num"))):
+        return _KEYWORD_RANK[found.group("word").lower()], found.group("num")
+    return None
+
+
+def _is_caps_heading(line: str) -> bool:
+    """An ALL-CAPS line of a few words: a heading, unless it is a sentence."""
+    letters = [c for c in line if c.isalpha()]
+    if len(letters) < 3 or len(line.strip()) > 80:
+        return False
+    return all(c.isupper() for c in letters if c.isupper() or c.islower()) and any(
+        c.isupper() for c in letters
+    )
+
+
+def _heading_label(text: str) -> tuple[str, str]:
+    """The number a heading starts with ("II. Voting" -> "II") and the rest."""
+    found = _MARKER.match(text)
+    if found is not None and not found.group("bullet"):
+        num = found.group("num")
+        if num.lstrip("-").replace(".", "").isdigit() or roman_value(num):
+            return num, found.group("rest").strip()
+    return "", text.strip()
+
+
+# --- the reader -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Open:
+    """A part being read: its lines so far."""
+
+    part: Part
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Scope:
+    """What the numbering has done so far under the current heading (numbers restart)."""
+
+    last_top: int | None = None
+    last_roman: int | None = None
+    children: dict[tuple[int, ...], int] = field(default_factory=dict)
+    seen: set[tuple[int, ...]] = field(default_factory=set)
+
+
+class _Reader:
+    def __init__(self, lines: Sequence[str], numbered: bool) -> None:
+        self.lines = lines
+        self.numbered = numbered
+        self.title = ""
+        self.preamble: list[str] = []
+        self.parts: list[_Open] = []
+        self.notes: list[str] = []
+        self.kinds: list[tuple[str, int]] = []  # heading kinds, in the order first seen
+        self.stack: list[Heading] = []  # the headings above the current line
+        self.scope = _Scope()
+        self.paths: set[str] = set()
+        self.unnumbered = 0
+        self.styles: set[str] = set()
+        self.markdown = False
+
+    # ----- helpers ------------------------------------------------------------------------
+
+    def owner_lines(self) -> list[str]:
+        return self.parts[-1].lines if self.parts else self.preamble
+
+    def depth_of(self, kind: tuple[str, int]) -> int:
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+            md = sorted(k for k in self.kinds if k[0] == "md")
+            others = [k for k in self.kinds if k[0] != "md"]
+            self.kinds = md + others if md else others
+        return self.kinds.index(kind) + 1
+
+    def unique(self, path: str) -> str:
+        candidate, count = path, 1
+        while candidate in self.paths:
+            count += 1
+            candidate = f"{path}#{count}"
+        self.paths.add(candidate)
+        return candidate
+
+    def heading_path(self) -> list[str]:
+        return [h.label or h.line.splitlines()[0].strip("# ").strip()[:40] for h in self.stack]
+
+    def add_heading(self, line: str, label: str, kind: tuple[str, int], line_no: int) -> None:
+        depth = self.depth_of(kind)
+        self.stack = [h for h in self.stack if h.depth < depth]
+        component = label or line.splitlines()[0].strip("# ").strip()[:40]
+        path = self.unique("/".join([*self.heading_path(), component]))
+        heading = Heading(line=line, label=label, depth=depth, path=path, line_no=line_no)
+        self.stack.append(heading)
+        self.parts.append(_Open(heading))
+        self.scope = _Scope()
+        self.unnumbered = 0
+
+    def add_section(self, marker: str, label: str, depth: int, line_no: int, rest: str) -> None:
+        own = label or f"¶{self.unnumbered}"
+        path = self.unique("/".join([*self.heading_path(), own]))
+        base = len(self.stack)
+        section = Section(marker, label, path, base + depth, line_no)
+        self.parts.append(_Open(section, [rest] if rest else []))
+
+    # ----- numbering ----------------------------------------------------------------------
+
+    def accept(
+        self, found: re.Match[str], standalone: bool, after_rule: bool, line_no: int
+    ) -> tuple[str, int] | None:
+        """(label, depth) when the numbered line starts a rule; None when it is plain text.
+
+        A line starts a paragraph (`standalone`) after a blank line or a heading; a rule's
+        one-line predecessor (`after_rule`) lets short rules follow each other line by line
+        when their numbers follow each other exactly."""
+        para_start = standalone or after_rule
+        num, end, pre = found.group("num"), found.group("end"), (found.group("pre") or "").strip()
+        rest = found.group("rest").strip()
+        scope = self.scope
+        if re.fullmatch(r"[IVXLCDM]+", num):
+            value = roman_value(num)
+            if value is None:
+                return None
+            last = scope.last_roman
+            if pre:
+                ok = True
+            elif last is None:
+                ok = para_start and (bool(end) or not rest) and value <= 40
+            else:
+                exact = value in (last + 1, 1) and (para_start or bool(end))
+                near = para_start and (bool(end) or not rest) and last < value <= last + _MAX_GAP
+                ok = exact or near
+                if not ok and end:
+                    self.note(line_no, found.group(0), "breaks the Roman numbering")
+            if not ok:
+                return None
+            scope.last_roman = value
+            self.styles.add("§" if pre else "roman")
+            return (f"{pre} {num}" if pre else num), 1
+        parts = tuple(int(p) for p in num.split("."))
+        parent, last_part = parts[:-1], parts[-1]
+        if pre:
+            ok = True
+        elif len(parts) == 1:
+            last = scope.last_top
+            if last is None:
+                first = -1 <= last_part <= 1000 if end else last_part in (0, 1)
+                ok = (standalone if not end else para_start) and first
+            elif end and para_start:
+                ok = last <= last_part <= last + _MAX_GAP or last_part in (0, 1)
+                ok = ok or (last_part > last and last_part % 100 == 1)  # 117, then 201
+            else:
+                ok = last_part == last + 1 and (standalone or bool(end))
+        else:
+            known = parent in scope.seen
+            previous = scope.children.get(parent, 0)
+            if not known:
+                ok = False
+            elif end and para_start:
+                ok = previous <= last_part <= previous + _MAX_GAP
+            else:
+                ok = last_part == previous + 1 and (standalone or bool(end))
+        if not ok:
+            if end or para_start:
+                self.note(line_no, found.group(0), "does not continue the numbering")
+            return None
+        scope.seen.add(parts)
+        if parent:
+            scope.children[parent] = max(scope.children.get(parent, 0), last_part)
+        else:
+            scope.last_top = last_part
+        self.styles.add("§" if pre else ("dotted" if parent else "arabic"))
+        return (f"{pre} {num}" if pre else num), len(parts)
+
+    def note(self, line_no: int, line: str, why: str) -> None:
+        shown = line.strip()
+        shown = shown if len(shown) <= 60 else shown[:57] + "…"
+        self.notes.append(f"line {line_no}: kept as text ({why}): {shown}")
+
+    # ----- the pass -----------------------------------------------------------------------
+
+    def read(self) -> None:
+        lines = self.lines
+        index = self.read_title()
+        previous = "start"  # start | blank | text | heading | rule
+        while index < len(lines):
+            line = lines[index]
+            line_no = index + 1
+            index += 1
+            if not line.strip():
+                self.owner_lines().append("")
+                previous = "blank" if previous != "start" else "start"
+                continue
+            standalone = previous in ("start", "blank", "heading")
+            following = lines[index] if index < len(lines) else ""
+            md = _MD_HEADING.match(line)
+            if md is not None:
+                self.markdown = True
+                label, _ = _heading_label(md.group(2))
+                keyword = _keyword_heading(md.group(2))
+                if keyword is not None:
+                    label = keyword[1]
+                self.add_heading(line, label, ("md", len(md.group(1))), line_no)
+                previous = "heading"
+                continue
+            under = _UNDERLINE.match(following) if following else None
+            if (
+                under is not None
+                and standalone
+                and len(under.group(1)) >= 3
+                and _MARKER.match(line) is None
+                and _SUB_ITEM.match(line) is None
+            ):
+                label, _ = _heading_label(line)
+                keyword = _keyword_heading(line)
+                level = 1 if under.group(1)[0] == "=" else 2
+                self.add_heading(
+                    line + "\n" + following,
+                    keyword[1] if keyword else label,
+                    ("md", level),
+                    line_no,
+                )
+                index += 1
+                previous = "heading"
+                continue
+            keyword = _keyword_heading(line)
+            if keyword is not None and standalone:
+                self.add_heading(line, keyword[1], ("kw", keyword[0]), line_no)
+                previous = "heading"
+                continue
+            found = _MARKER.match(line)
+            more = any(x.strip() for x in lines[index:])
+            if standalone and more and _is_caps_heading(line):
+                label = ""
+                if found is not None and not found.group("bullet") and not found.group("pre"):
+                    label = found.group("num")
+                if found is None or label:
+                    self.add_heading(line, label, ("caps", 0), line_no)
+                    previous = "heading"
+                    continue
+            if previous in ("start", "blank") and self.plain_heading(line, index):
+                self.add_heading(line, "", ("plain", 0), line_no)
+                previous = "heading"
+                continue
+            if self.numbered and found is not None:
+                accepted = self.accept(found, standalone, previous == "rule", line_no)
+                if accepted is not None:
+                    label, depth = accepted
+                    marker = found.group("marker").strip()
+                    self.add_section(marker, label, depth, line_no, found.group("rest").strip())
+                    previous = "rule"
+                    continue
+            if not self.numbered and standalone and _SUB_ITEM.match(line) is None:
+                self.unnumbered += 1
+                self.add_section("", "", 1, line_no, line.rstrip())
+                previous = "text"
+                continue
+            self.owner_lines().append(line.rstrip())
+            previous = "text"
+
+    def plain_heading(self, line: str, index: int) -> bool:
+        """A short line standing alone, without closing punctuation, before a numbered rule
+        ("Regole Mutabili") or, in a document without numbers, before a paragraph."""
+        text = line.strip()
+        if len(text) > 60 or text[-1] in ".;:,!?)" or _MARKER.match(line) or _SUB_ITEM.match(line):
+            return False
+        if index >= len(self.lines) or self.lines[index].strip():
+            return False
+        following = next((x for x in self.lines[index:] if x.strip()), None)
+        if following is None:
+            return False
+        return not self.numbered or _MARKER.match(following) is not None
+
+    def read_title(self) -> int:
+        """The first line is the title when it stands alone and reads like one; returns where
+        the body starts."""
+        lines = self.lines
+        first = next((i for i, line in enumerate(lines) if line.strip()), None)
+        if first is None:
+            return len(lines)
+        line = lines[first]
+        after = lines[first + 1] if first + 1 < len(lines) else ""
+        md = _MD_HEADING.match(line)
+        if md is not None:
+            level = len(md.group(1))
+            same = [
+                x for x in lines[first + 1 :] if (m := _MD_HEADING.match(x)) and len(m[1]) == level
+            ]
+            if not same:
+                self.title = line
+                self.markdown = True
+                return first + 1
+            return first
+        under = _UNDERLINE.match(after) if after else None
+        if under is not None and under.group(1)[0] == "=" and len(under.group(1)) >= 3:
+            others = [x for x in lines[first + 2 :] if re.fullmatch(r"\s*=+\s*", x)]
+            if not others:
+                self.title = line + "\n" + after
+                return first + 2
+            return first
+        if _MARKER.match(line) or _SUB_ITEM.match(line) or _keyword_heading(line):
+            return first
+        if after.strip() == "" and not line.rstrip().endswith(".") and len(line) <= 200:
+            self.title = line.rstrip()
+            return first + 1
+        return first
+
+    def document(self) -> Document:
+        parts: list[Part] = []
+        for open_part in self.parts:
+            text = "\n".join(open_part.lines).strip("\n")
+            parts.append(replace(open_part.part, text=text))
+        styles = sorted(self.styles) if self.numbered else ["none"]
+        if "dotted" in styles and "arabic" in styles:
+            styles.remove("arabic")
+        return Document(
+            title=self.title,
+            preamble="\n".join(self.preamble).strip("\n"),
+            parts=tuple(parts),
+            numbering="+".join(styles) if styles else "none",
+            notes=tuple(self.notes),
+            format="md" if self.markdown else "txt",
+        )
+
+
+def read_document(text: str) -> Document:
+    """The document's title, preamble, headings and rules, every character kept."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    reader = _Reader(lines, numbered=True)
+    reader.read()
+    if not any(isinstance(p.part, Section) for p in reader.parts):
+        reader = _Reader(lines, numbered=False)  # no numbers at all: one rule per paragraph
+        reader.read()
+    return reader.document()
+
+
+# --- what becomes of each rule in the game --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """A section with the number it takes in the game (109) and its file name."""
+
+    number: int
+    section: Section
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.number:03d}.md"
+
+
+def game_numbers(doc: Document) -> tuple[Numbered, ...]:
+    """Each rule's number in the game.
+
+    When every rule's label is a distinct whole number (`101.`, `1.`, `§ 7`), that number is
+    the rule's. Otherwise (dotted, Roman, repeating or missing labels) the rules are numbered in
+    document order from the first hundred above every number the labels use (101 for most
+    documents), so that a rule's number is never mistaken for another rule's label.
+    """
+    sections = doc.sections
+    plain = [re.fullmatch(r"(?:§\s*)?(\d+)", s.label) for s in sections]
+    values = [int(m.group(1)) for m in plain if m is not None]
+    if (
+        sections
+        and len(values) == len(sections)
+        and len(set(values)) == len(values)
+        and all(v > 0 for v in values)
+        and values == sorted(values)
+    ):
+        return tuple(Numbered(v, s) for v, s in zip(values, sections, strict=True))
+    used = [abs(int(n)) for s in sections for n in re.findall(r"\d+", s.label)]
+    base = (max(used, default=0) // 100 + 1) * 100 + 1
+    return tuple(Numbered(base + i, s) for i, s in enumerate(sections))
+
+
+def nomic_style(numbered: Sequence[Numbered]) -> bool:
+    """Rules numbered like Nomic's own (101..., 201...): the 100s are immutable (102)."""
+    return (
+        bool(numbered)
+        and all(re.fullmatch(r"\d{3}", n.section.label) for n in numbered)
+        and any(n.number < 200 for n in numbered)
+        and any(n.number >= 200 for n in numbered)
+    )
+
+
+# --- the folder -----------------------------------------------------------------------------
+
+
+def toml_string(value: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_array(values: Iterable[str]) -> str:
+    items = [toml_string(v) for v in values]
+    return "[" + ", ".join(items) + "]"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the document does not say: the language, which rules are immutable (102, 110) and
+    which rules carry which game parameters (111, 211). References are labels, paths or
+    numbers, resolved when the folder is loaded."""
+
+    language: str = ""
+    immutable: tuple[str, ...] = ()
+    carry: tuple[tuple[str, str], ...] = ()  # (parameter, rule reference)
+
+
+def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]:
+    """The ruleset folder's files by name: `ruleset.toml` and one `NNN.md` per rule."""
+    numbered = game_numbers(doc)
+    immutable = list(options.immutable)
+    if not immutable and nomic_style(numbered):
+        immutable = [str(n.number) for n in numbered if n.number < 200]
+    name = doc.title.splitlines()[0].strip().strip("#").strip().rstrip(":") if doc.title else ""
+    before: dict[int, int] = {}  # heading index -> number of the rule after it
+    out = [
+        "# A ruleset imported by `nomic-referee import`: review it, edit it, then `init`.",
+        "# Each NNN.md is one rule; its text is exactly the document's. The options below",
+        "# are read at init (rules 102, 110, 111, 211).",
+        f"name = {toml_string(name or Path(source).stem)}",
+        f"language = {toml_string(options.language)}",
+        f"source = {toml_string(Path(source).name)}",
+        f"format = {toml_string(doc.format)}",
+        f"numbering = {toml_string(doc.numbering)}",
+        f"title = {toml_string(doc.title)}",
+        f"preamble = {toml_string(doc.preamble)}",
+        "",
+        "# Rules listed here are immutable (by label, path or number); the rest are mutable.",
+        f"immutable = {_toml_array(immutable)}",
+        "",
+        '# Game parameters carried by rules: name = "rule" (the value is the house value',
+        "# in the config's [parameters], else the default),",
+        '# or name = { rule = "§ 4.6", value = 60 }.',
+        "# A parameter no rule carries keeps its house value; a proposal can give it to a rule",
+        "# with a SET line.",
+        "[carry]",
+    ]
+    out += [f"{name_} = {toml_string(ref)}" for name_, ref in options.carry]
+    order = {id(n.section): n.number for n in numbered}
+    pending: list[int] = []
+    for index, part in enumerate(doc.parts):
+        if isinstance(part, Heading):
+            pending.append(index)
+        else:
+            for h in pending:
+                before[h] = order[id(part)]
+            pending = []
+    for index, part in enumerate(doc.parts):
+        if not isinstance(part, Heading):
+            continue
+        out += [
+            "",
+            "[[headings]]",
+            f"line = {toml_string(part.line)}",
+            f"label = {toml_string(part.label)}",
+            f"path = {toml_string(part.path)}",
+            f"depth = {part.depth}",
+            f"text = {toml_string(part.text)}",
+        ]
+        if index in before:
+            out.append(f"before = {before[index]}")
+    files = {"ruleset.toml": "\n".join(out) + "\n"}
+    for n in numbered:
+        s = n.section
+        front = [
+            "+++",
+            f"number = {n.number}",
+            f"label = {toml_string(s.label)}",
+            f"path = {toml_string(s.path)}",
+            f"marker = {toml_string(s.marker)}",
+            "+++",
+        ]
+        files[n.file_name] = "\n".join(front) + "\n" + s.text + "\n"
+    return files
+
+
+def write_folder(doc: Document, options: Options, source: str, folder: Path) -> list[Path]:
+    """Write the folder; refuses to mix with rule files already there."""
+    files = folder_files(doc, options, source)
+    folder.mkdir(parents=True, exist_ok=True)
+    stale = sorted(p.name for p in folder.glob("*.md")) + (
+        ["ruleset.toml"] if (folder / "ruleset.toml").exists() else []
+    )
+    if stale:
+        raise FileExistsError(f"{folder} already holds a ruleset ({', '.join(stale[:3])} ...)")
+    written = []
+    for name, content in files.items():
+        path = folder / name
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def summary(doc: Document) -> list[str]:
+    """What the reader found, for the person who will review the folder."""
+    numbered = game_numbers(doc)
+    number_of = {id(n.section): n.number for n in numbered}
+    lines = [
+        f"title: {doc.title.splitlines()[0] if doc.title else '(none)'}",
+        f"preamble: {len(doc.preamble)} characters" if doc.preamble else "preamble: (none)",
+        f"numbering: {doc.numbering}; {len(doc.headings)} heading(s), "
+        f"{len(doc.sections)} rule(s), deepest {max((s.depth for s in doc.sections), default=0)}",
+    ]
+    for part in doc.parts:
+        indent = "  " * (part.depth - 1)
+        if isinstance(part, Heading):
+            lines.append(f"{indent}# {part.line.splitlines()[0].strip()}  [{part.path}]")
+        else:
+            first = part.text.split("\n", 1)[0]
+            first = first if len(first) <= 50 else first[:47] + "…"
+            shown = part.label or "(unnumbered)"
+            lines.append(f"{indent}rule {number_of[id(part)]}: {shown}  [{part.path}]  {first}")
+    labels = [s.label for s in doc.sections if s.label]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        lines.append("labels used more than once (use the path or number): " + ", ".join(twice))
+    lines += doc.notes
+    return lines
