@@ -322,3 +322,12 @@ def test_two_hundred_forged_strangers_get_twenty_notes_in_all(referee: Referee) 
         referee.receive(raw_mail(f"x{index}@forged.example", "VOTE 301 YES"), LATER)
     referee.receive(raw_mail("x0@forged.example", "VOTE 301 YES"), LATER)
     assert len(outbox(referee, "stranger")) == LimitsConfig().stranger_notes_per_day == 20
+
+
+def test_a_text_cut_where_quoted_history_begins_is_refused_not_half_obeyed(
+    referee: Referee,
+) -> None:
+    body = "PROPOSE ENACT\nPlayers should be kind.\nVon: Ada\nGesendet: Montag\nAn: alle\nEND"
+    receipt = referee.receive(raw_mail(CARLA, body), T0 + DAY / 24)
+    assert receipt.refused == 1 and referee.state.current_proposal is None
+    assert "no END line" in reply_text(referee)
