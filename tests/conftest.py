@@ -105,6 +105,8 @@ def live_config(
     signature, so `auth` turns it off unless a test says otherwise ("" keeps the default).
     """
     port = {"tls": stack.imaps_port, "starttls": stack.imap_port, "none": stack.imap_port}
+    if "[auth]" in extra:  # the caller's own [auth] section wins
+        auth = ""
     text = CONFIG.format(language=language).replace(
         '[database]\nurl = "sqlite:///nomic.db"', f'[database]\nurl = "{database_url}"'
     )
