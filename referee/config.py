@@ -104,6 +104,7 @@ class Settings:
     parameters: tuple[tuple[str, str], ...]
     folder: Path
     limits: LimitsConfig = LimitsConfig()
+    sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
 
     @property
     def king(self) -> PlayerConfig:
@@ -201,6 +202,7 @@ def load_settings(path: Path) -> Settings:
         parameters=_parameters(data),
         folder=folder,
         limits=_limits(data),
+        sent=_maildir(data, folder, "sent"),
     )
 
 
@@ -307,9 +309,10 @@ def _database(data: dict[str, Any], folder: Path) -> str:
     return url
 
 
-def _maildir(data: dict[str, Any], folder: Path) -> Path:
-    t = _table(data, "maildir", {"path"}, "maildir")
-    path = Path(_str(t, "path", "maildir", "maildir"))
+def _maildir(data: dict[str, Any], folder: Path, key: str = "path") -> Path:
+    """[maildir] path: the inbox; [maildir] sent: where mail goes when there is no [smtp]."""
+    t = _table(data, "maildir", {"path", "sent"}, "maildir")
+    path = Path(_str(t, key, "maildir", "maildir" if key == "path" else "sent"))
     return path if path.is_absolute() else folder / path
 
 

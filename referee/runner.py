@@ -46,6 +46,7 @@ from referee.mail import intake
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
+from referee.mail.sentbox import MaildirPostman
 from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
 from referee.store.store import DatabaseDown, LostGame, Store, StoreError
@@ -106,10 +107,11 @@ class Service:
         self.halt = threading.Event()  # asks a Maildir drain in the game's thread to stop
         self._work: ThreadPoolExecutor | None = None
 
-    def _postman(self) -> Postman | None:
+    def _postman(self) -> Postman | MaildirPostman:
+        """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
         smtp = self.settings.smtp
         if smtp is None:
-            return None
+            return MaildirPostman(self.store, self.game_id, self.settings.sent, owner=self.owner)
         return Postman(self.store, self.game_id, smtp, self.settings.game.address, owner=self.owner)
 
     @property

@@ -124,11 +124,15 @@ class Referee:
         game_id = store.create_game(
             settings.game.name, settings.game.address, settings.game.language, initial, started
         )
-        referee = cls(store, game_id, settings, render)
-        decision = engine.start_game(initial, started)
-        with store.unit(game_id) as work:
-            referee._emit(work, decision.effects, started, decision.state, inbound=None)
-            work.save_state(decision.state, force=True)
+        try:
+            referee = cls(store, game_id, settings, render)
+            decision = engine.start_game(initial, started)
+            with store.unit(game_id) as work:
+                referee._emit(work, decision.effects, started, decision.state, inbound=None)
+                work.save_state(decision.state, force=True)
+        except BaseException:  # a half-made game is no game: leave nothing behind
+            store.delete_game(game_id)
+            raise
         referee.state = decision.state
         log.info("game %r created with %d players", settings.game.name, len(settings.players))
         return referee

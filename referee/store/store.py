@@ -141,6 +141,14 @@ class Store:
             assert row.id is not None
             return row.id
 
+    def delete_game(self, game_id: int) -> None:
+        """Remove a game and every row of it: how a failed `init` leaves nothing behind."""
+        with Session(self.engine) as session:
+            for table in (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow):
+                session.execute(delete(table).where(col(table.game_id) == game_id))
+            session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
+            session.commit()
+
     def snapshot(self, game_id: int) -> tuple[GameState, int]:
         """The latest state snapshot and the sequence number of the last event it includes."""
         with Session(self.engine) as session:
