@@ -32,8 +32,8 @@ fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 echo "== ruff"
-ruff check referee tests bench examples
-ruff format --check referee tests bench examples
+ruff check referee tests bench examples scripts
+ruff format --check referee tests bench examples scripts
 echo "== mypy --strict"
 mypy
 echo "== pytest"
