@@ -127,10 +127,12 @@ class Service:
 
     def when(self, delivered: datetime | None, now: datetime) -> datetime:
         """The time a mail is applied at: when it was delivered, so a deadline fires only after
-        the mail delivered before it (203, 213), as `replay` does; never after `now`, and never
-        before the last event applied, so the event log's times only move forward."""
-        at = now if delivered is None else delivered
-        return min(max(at, self.referee.last_at), now)
+        the mail delivered before it (203, 213), as `replay` does; never after `now`. A mail
+        delivered before the last event applied came too late for it: it is applied `now`, so
+        the event log's times only move forward."""
+        if delivered is None or delivered < self.referee.last_at:
+            return now
+        return min(delivered, now)
 
     def deliver(
         self, raw: bytes, size: int, delivered: datetime | None, now: datetime
