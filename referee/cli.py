@@ -22,6 +22,7 @@ from typing import Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
 
 import typer
+import typer.core
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
@@ -158,8 +159,9 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
     lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
     if "mail" in data:
         mail = data["mail"]
+        waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
         lines.append(
-            f"outbox: {mail.get('pending', 0)} waiting, {mail.get('sent', 0)} sent, "
+            f"outbox: {waiting} waiting, {mail.get('sent', 0)} sent, "
             f"{mail.get('failed', 0)} undeliverable; {mail.get('quarantined', 0)} mail(s) "
             "in quarantine"
         )
@@ -376,16 +378,43 @@ def outbox(
         store.close()
 
 
-@app.command()
-def archive(
+# ----- the archive and the website (issue 9) --------------------------------------------------
+
+
+class _ArchiveGroup(typer.core.TyperGroup):
+    """`archive CONFIG [FOLDER]` writes the archive; `archive check|diff ...` are subcommands."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["write", *args]
+        return super().resolve_command(ctx, args)
+
+
+archive_app = typer.Typer(
+    cls=_ArchiveGroup,
+    no_args_is_help=True,
+    help="The rule archive: write it (archive CONFIG [FOLDER]), check it, diff two dates.",
+)
+app.add_typer(archive_app, name="archive")
+
+
+def _keeper(settings: Settings, store: Store) -> Any:
+    from referee.archive import Keeper
+
+    game_id = store.game_id(settings.game.name)
+    if game_id is None:
+        fail(f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'")
+    return Keeper(settings, store, game_id)
+
+
+@archive_app.command("write")
+def archive_write(
     config: ConfigArg,
     folder: Annotated[
         Path | None, typer.Argument(help="where to write (default: [game] archive)")
     ] = None,
 ) -> None:
-    """Write the rule archive: one file per rule with its history, the ruleset, the scores."""
-    from referee.archive import write_archive
-
+    """Write the rule archive from the event log, with one git commit per change."""
     settings = settings_from(config)
     target = folder or settings.game.archive
     if target is None:
@@ -393,9 +422,78 @@ def archive(
     store = Store(settings.database_url)
     try:
         with answers(settings, "archive"):
-            referee = Referee.open(store, settings)
-            changed = write_archive(referee.state, target)
-            typer.echo(f"{len(changed)} file(s) written in {target}")
+            written = _keeper(settings, store).write_archive(target)
+            typer.echo(f"{written.files} file(s) written, {written.commits} commit(s) in {target}")
+    finally:
+        store.close()
+
+
+@archive_app.command("check")
+def archive_check(
+    folder: Annotated[Path, typer.Argument(help="an archive folder, or its rules/ folder")],
+) -> None:
+    """Check an archive (perhaps edited by hand): exit 1 naming every entry at fault."""
+    from referee.archive.check import check_archive
+
+    if not folder.is_dir():
+        fail(f"not a folder: {folder}")
+    problems = check_archive(folder)
+    for problem in problems:
+        typer.echo(str(problem))
+    if problems:
+        typer.echo(f"{len(problems)} problem(s) in {folder}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{folder}: the archive is consistent")
+
+
+@archive_app.command("diff")
+def archive_diff(
+    config: ConfigArg,
+    start: Annotated[str, typer.Option("--from", help="ISO 8601 date or time")],
+    end: Annotated[str | None, typer.Option("--to", help="ISO 8601 date or time (now)")] = None,
+) -> None:
+    """Print what changed in the rules between two dates."""
+    from referee.archive.diff import rules_diff
+
+    settings = settings_from(config)
+    since = _day_or_time(start, "--from")
+    until = _day_or_time(end, "--to") if end else datetime.now(UTC)
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "archive diff"):
+            typer.echo(rules_diff(_keeper(settings, store).history(), since, until), nl=False)
+    finally:
+        store.close()
+
+
+def _day_or_time(text: str, option: str) -> datetime:
+    """`2026-12-08` (the end of that day, UTC) or a full ISO 8601 time with its offset."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"{option}: {text!r} is not an ISO 8601 date or time (2026-12-08)")
+    if value.tzinfo is None:
+        if len(text) == 10:
+            return value.replace(hour=23, minute=59, second=59, tzinfo=UTC)
+        fail(f"{option}: {text!r} has no UTC offset")
+    return value
+
+
+@app.command()
+def site(
+    config: ConfigArg,
+    out: Annotated[Path | None, typer.Option(help="the folder (default: [game] site)")] = None,
+) -> None:
+    """Write the game's static website (works from file:// and any static host)."""
+    settings = settings_from(config)
+    target = out or settings.game.site
+    if target is None:
+        fail("give --out DIR, or set [game] site in the config")
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "site"):
+            pages = _keeper(settings, store).write_site(target, progress=True)
+            typer.echo(f"{pages} file(s) written in {target}; open {target / 'index.html'}")
     finally:
         store.close()
 

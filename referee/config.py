@@ -40,6 +40,7 @@ class GameConfig:
     start: datetime | None = None
     max_mail_bytes: int = 5_000_000
     archive: Path | None = None
+    site: Path | None = None  # the static website `run` keeps up to date
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "start",
         "max_mail_bytes",
         "archive",
+        "site",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -257,6 +259,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         start=start,
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
         archive=_archive(_str(t, "archive", "game", ""), folder),
+        site=_archive(_str(t, "site", "game", ""), folder),
     )
 
 

@@ -271,7 +271,7 @@ def test_proposal_numbers_start_above_every_rule_number(tmp_path: Path) -> None:
     for referee in open_game(tmp_path, ruleset='ruleset = "rules"'):
         clock = Clock()
         reply = send(referee, clock, CARLA, "PROPOSE ENACT\nBe kind.\nEND")
-        assert "proposal 351" in reply
+        assert "proposal 401" in reply
         assert "A rule numbered high." in send(referee, clock, BOB, "RULE 350")
 
 

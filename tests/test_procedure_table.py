@@ -51,7 +51,7 @@ def test_the_tables_refusal_is_the_engines(steps: list[tuple[object, int]], extr
     outcome = engine.decide(state, command, T0 + timedelta(days=400)).effects[0]
     assert isinstance(outcome, Outcome)
     if barred is not None:
-        assert not outcome.ok and outcome.code == barred.reason.value
+        assert not outcome.ok and outcome.code == barred.code.value
 
 
 def _judges_ok(state: GameState) -> None:
