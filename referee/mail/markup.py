@@ -32,6 +32,7 @@ from referee.mail.worddiff import Change, WordDiff
 
 WIDTH = 72  # the plain part's line length
 _GLUE = "\u00a0"  # a space the plain part's wrapping never breaks at, written as a space
+_GLUED = 40  # the longest run of words glued so: beyond it, a line may break inside
 TOKEN = re.compile(r"z([qd])(\d+)\1z")
 _DIFF_ONLY = re.compile(r"\s*zd\d+dz\s*")
 
@@ -310,9 +311,11 @@ class _Plain:
                 # A command is wrapped as one word, glued to the word before it: no line of
                 # the plain part starts with a command the template only mentions, so a reply
                 # quoting this mail never seems to give it (rule 107's words stay the referee's).
-                if out and out[-1].endswith(" "):
+                code = TOKEN.sub(self.value, child.content).replace(" ", _GLUE)
+                before = "".join(out)[:-1].rpartition(" ")[2]  # the run it would join
+                if out and out[-1].endswith(" ") and len(before) + len(code) < _GLUED:
                     out[-1] = out[-1][:-1] + _GLUE
-                out.append(TOKEN.sub(self.value, child.content).replace(" ", _GLUE))
+                out.append(code)
             elif child.type == "text":
                 out.append(TOKEN.sub(self.value, child.content))
             elif child.type == "softbreak":
@@ -440,8 +443,13 @@ def _keep_commands_inside(line: str) -> str:
     words = line.split(" ")
     for index in range(len(words) - 1, 0, -1):
         word = fold(words[index].split(_GLUE, 1)[0])
-        if word in _COMMAND_WORDS and match(" ".join(words[index : index + 4])) is not None:
-            words[index - 1 : index + 1] = [words[index - 1] + _GLUE + words[index]]
+        glued = words[index - 1] + _GLUE + words[index]
+        if (
+            word in _COMMAND_WORDS
+            and len(glued) < _GLUED
+            and match(" ".join(words[index : index + 4])) is not None
+        ):
+            words[index - 1 : index + 1] = [glued]
     return " ".join(words)
 
 
