@@ -117,12 +117,11 @@ def outbox(referee: Referee, kind: str | None = None) -> list[EmailMessage]:
 
 
 def reply_text(referee: Referee) -> str:
-    """The last reply's plain text, its lines joined: the plain part is wrapped at 72."""
     replies = outbox(referee, "reply")
     assert replies, "no reply was queued"
     body = replies[-1].get_body(("plain",))
     assert body is not None
-    return " ".join(str(body.get_content()).split())
+    return " ".join(str(body.get_content()).split())  # wrapped at 72: read as one line
 
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
