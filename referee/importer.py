@@ -392,6 +392,8 @@ class _Reader:
         """A short line standing alone, without closing punctuation, before a numbered rule
         ("Regole Mutabili") or, in a document without numbers, before a paragraph."""
         text = line.strip()
+        if self.parts and isinstance(self.parts[-1].part, Heading):
+            return False  # the text under a heading, before its first rule
         if len(text) > 60 or text[-1] in ".;:,!?)" or _MARKER.match(line) or _SUB_ITEM.match(line):
             return False
         if index >= len(self.lines) or self.lines[index].strip():

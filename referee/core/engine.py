@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import params, view
+from referee.core import labels, params, view
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -306,10 +306,20 @@ class _Step:
         if s.phase is not Phase.PROPOSE:
             raise Refusal(Reason.WRONG_PHASE, phase=s.phase.value)
 
-    def target_rule(self, number: int | None, need_mutable: bool) -> Rule:
-        rule = self.state.rule_by_number(number) if number is not None else None
-        if rule is None:
-            raise Refusal(Reason.UNKNOWN_RULE, rule=number)
+    def find_rule(self, ref: str | int | None) -> Rule:
+        """The rule a player named by number, label or path (109); refused if none or several."""
+        found = labels.resolve(self.state.rules, ref)
+        if found.ambiguous:
+            named = [
+                {"number": r.number, "label": r.label, "path": r.path} for r in found.candidates
+            ]
+            raise Refusal(Reason.AMBIGUOUS_RULE, rule=ref, rules=named)
+        if found.rule is None:
+            raise Refusal(Reason.UNKNOWN_RULE, rule=ref)
+        return found.rule
+
+    def target_rule(self, number: str | int | None, need_mutable: bool) -> Rule:
+        rule = self.find_rule(number)
         if not rule.in_force:
             raise Refusal(Reason.RULE_REPEALED, rule=number)
         if need_mutable and not rule.mutable:  # 103: immutable rules cannot be changed so
@@ -383,7 +393,8 @@ class _Step:
         if kind in (ProposalKind.AMEND_AMENDMENT, ProposalKind.REPEAL_AMENDMENT):
             rule, amendment = self.target_amendment(cmd.amendment)
         elif kind is not ProposalKind.ENACT:
-            rule = self.target_rule(cmd.target, need_mutable=kind is not ProposalKind.TRANSMUTE)
+            target = cmd.ref or cmd.target
+            rule = self.target_rule(target, need_mutable=kind is not ProposalKind.TRANSMUTE)
         text = cmd.text.strip()
         if kind.has_text and not text:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -1060,10 +1071,9 @@ class _Step:
             return Done.SCORES, {"scores": view.scores_data(s)}
         if cmd.what is QueryKind.HELP:
             return Done.HELP, {}
-        rule = s.rule_by_number(cmd.number) if cmd.number is not None else None
-        if rule is None:
-            raise Refusal(Reason.UNKNOWN_RULE, rule=cmd.number)
-        data = {"asked": cmd.number, "rule": view.rule_data(rule)}
+        rule = self.find_rule(cmd.ref or cmd.number)
+        asked = cmd.number if not cmd.ref else rule.number  # a label names the rule as it is
+        data = {"asked": asked, "rule": view.rule_data(rule)}
         return (Done.RULE if cmd.what is QueryKind.RULE else Done.HISTORY), data
 
     # ----- the clock ----------------------------------------------------------------------------

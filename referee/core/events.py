@@ -38,6 +38,7 @@ class Propose:
     text: str = ""
     sets: tuple[tuple[str, str], ...] = ()
     immutable: bool = False  # PROPOSE ENACT IMMUTABLE: refused (103)
+    ref: str = ""  # the rule as the player named it when not by number ("§ 2.2", "II/III")
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ class Query:
     sender: str
     what: QueryKind
     number: int | None = None
+    ref: str = ""  # the rule as the player named it when not by number ("§ 2.2", "II/III")
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,7 @@ class Reason(enum.StrEnum):
     NOT_JUDGE = "not_judge"
     NOT_PROPOSER = "not_proposer"
     UNKNOWN_RULE = "unknown_rule"
+    AMBIGUOUS_RULE = "ambiguous_rule"  # a label several rules share
     RULE_REPEALED = "rule_repealed"
     RULE_IMMUTABLE = "rule_immutable"
     ENACT_IMMUTABLE = "enact_immutable"
