@@ -7,6 +7,7 @@ value of the wrong kind is a `ConfigError` with a one-line message naming the ke
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -70,8 +71,25 @@ class SmtpConfig:
 
 @dataclass(frozen=True)
 class AuthConfig:
-    require_dkim: bool = False
-    trusted_authserv_id: str = ""
+    """Sender authentication (see referee/mail/auth.py and docs/operations.md)."""
+
+    required: bool = False  # the loaded default: true once [imap] is configured
+    trusted_authserv_id: tuple[str, ...] = ()  # receiving servers whose results are believed
+    verify_dkim: bool = True  # also verify DKIM signatures here
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    """What one mail, and one sender in one day (UTC), may ask of the referee."""
+
+    max_body_chars: int = 200_000  # a longer body is refused whole, never cut
+    commands_per_mail: int = 50
+    appeals_per_mail: int = 3  # APPEAL and ACCUSE opened by one mail
+    mails_per_mail: int = 300  # mails one inbound mail may cause to be queued
+    mails_per_day: int = 100  # per sender; beyond it one note, then silence until tomorrow
+    commands_per_day: int = 300  # per sender
+    empty_replies_per_day: int = 3  # "no command found" answers per sender (stops loops)
+    stranger_notes_per_day: int = 20  # notes to unknown senders, all of them together
 
 
 @dataclass(frozen=True)
@@ -85,13 +103,24 @@ class Settings:
     auth: AuthConfig
     parameters: tuple[tuple[str, str], ...]
     folder: Path
+    limits: LimitsConfig = LimitsConfig()
 
     @property
     def king(self) -> PlayerConfig:
         return next(p for p in self.players if p.king)
 
 
-_SECTIONS = {"game", "players", "database", "imap", "smtp", "parameters", "maildir", "auth"}
+_SECTIONS = {
+    "game",
+    "players",
+    "database",
+    "imap",
+    "smtp",
+    "parameters",
+    "maildir",
+    "auth",
+    "limits",
+}
 
 
 def _table(data: dict[str, Any], name: str, allowed: set[str], where: str) -> dict[str, Any]:
@@ -160,17 +189,30 @@ def load_settings(path: Path) -> Settings:
     if unknown:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
+    imap = _imap(data)
     return Settings(
         game=_game(data, folder),
         players=_players(data),
         database_url=_database(data, folder),
         maildir=_maildir(data, folder),
-        imap=_imap(data),
+        imap=imap,
         smtp=_smtp(data),
-        auth=_auth(data),
+        auth=_auth(data, imap is not None),
         parameters=_parameters(data),
         folder=folder,
+        limits=_limits(data),
     )
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _name(value: str, where: str) -> str:
+    """A name that goes into mail headers: no control characters (a newline is a new header)."""
+    found = _CONTROL.search(value)
+    if found:
+        raise ConfigError(f"{where}: contains a control character ({found.group(0)!r})")
+    return value
 
 
 def _game(data: dict[str, Any], folder: Path) -> GameConfig:
@@ -205,7 +247,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         if not isinstance(start, datetime) or start.tzinfo is None:
             raise ConfigError("[game] start must be an ISO 8601 time with offset")
     return GameConfig(
-        name=_str(t, "name", "game"),
+        name=_name(_str(t, "name", "game"), "[game] name"),
         address=_email(_str(t, "address", "game"), "[game] address"),
         language=language,
         ruleset=_str(t, "ruleset", "game", "builtin"),
@@ -235,10 +277,11 @@ def _players(data: dict[str, Any]) -> tuple[PlayerConfig, ...]:
         unknown = sorted(set(row) - {"name", "email", "surname", "king"})
         if unknown:
             raise ConfigError(f"[{where}]: unknown key {unknown[0]!r}")
-        name = _str(row, "name", where).strip()
+        name = _name(_str(row, "name", where), f"[{where}] name").strip()
         if not name:
             raise ConfigError(f"[{where}] name is empty")
-        surname = _str(row, "surname", where, name.split()[-1]).strip()
+        surname = _name(_str(row, "surname", where, name.split()[-1]), f"[{where}] surname")
+        surname = surname.strip()
         king = row.get("king", False)
         if not isinstance(king, bool):
             raise ConfigError(f"[{where}] king must be true or false")
@@ -322,12 +365,42 @@ def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
     )
 
 
-def _auth(data: dict[str, Any]) -> AuthConfig:
-    t = _table(data, "auth", {"require_dkim", "trusted_authserv_id"}, "auth")
-    require = t.get("require_dkim", False)
-    if not isinstance(require, bool):
-        raise ConfigError("[auth] require_dkim must be true or false")
-    return AuthConfig(require, _str(t, "trusted_authserv_id", "auth", ""))
+def _auth(data: dict[str, Any], has_imap: bool) -> AuthConfig:
+    keys = {"required", "require_dkim", "trusted_authserv_id", "verify_dkim"}
+    t = _table(data, "auth", keys, "auth")
+    if "required" in t and "require_dkim" in t:
+        raise ConfigError("[auth] give required or its old name require_dkim, not both")
+    key = "require_dkim" if "require_dkim" in t else "required"
+    required = t.get(key, has_imap)  # on by default once mail comes from a real server
+    if not isinstance(required, bool):
+        raise ConfigError(f"[auth] {key} must be true or false")
+    verify = t.get("verify_dkim", True)
+    if not isinstance(verify, bool):
+        raise ConfigError("[auth] verify_dkim must be true or false")
+    ids = t.get("trusted_authserv_id", [])
+    ids = [ids] if isinstance(ids, str) else ids
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ConfigError("[auth] trusted_authserv_id must be a host name or a list of them")
+    cleaned = tuple(i.strip().lower() for i in ids if i.strip())
+    for item in cleaned:
+        if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+", item):
+            raise ConfigError(f"[auth] trusted_authserv_id: {item!r} is not a host name")
+    if required and not verify and not cleaned:
+        raise ConfigError("[auth] verify_dkim = false needs a trusted_authserv_id")
+    return AuthConfig(required, cleaned, verify)
+
+
+def _limits(data: dict[str, Any]) -> LimitsConfig:
+    defaults = LimitsConfig()
+    names = list(defaults.__dataclass_fields__)
+    t = _table(data, "limits", set(names), "limits")
+    values: dict[str, int] = {}
+    for name in names:
+        value = _int(t, name, "limits", getattr(defaults, name))
+        if value < 1:
+            raise ConfigError(f"[limits] {name} must be at least 1")
+        values[name] = value
+    return LimitsConfig(**values)
 
 
 def _parameters(data: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -22,6 +22,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from referee.archive import write_archive
 from referee.config import Settings
 from referee.core import engine
+from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.parse import parse_message
@@ -74,9 +75,9 @@ class Service:
     def record_failure(self, raw: bytes, error: Exception, at: datetime) -> None:
         try:
             mail = parse_message(raw)
-            mid, sender = mail.message_id, mail.sender
+            mid, sender, key = mail.message_id, mail.sender, mail.dedupe_key
         except Exception:  # even the headers are unreadable
-            mid, sender = "<unparseable>", ""
+            mid, sender, key = "<unparseable>", "", None
         log.error(
             "mail %s from %s set aside: %s: %s",
             mid,
@@ -86,7 +87,12 @@ class Service:
         )
         with contextlib.suppress(Exception):
             self.store.record_failure(
-                self.referee.game_id, mid, sender, at, f"{error.__class__.__name__}: {error}"
+                self.referee.game_id,
+                mid,
+                sender,
+                at,
+                f"{error.__class__.__name__}: {error}",
+                key=key,
             )
 
     # ----- once, for cron and tests ----------------------------------------------------------
@@ -176,6 +182,9 @@ class Service:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
         summary = Summary()
+        unguarded = auth_warning(self.settings)
+        if unguarded:
+            log.warning(unguarded)
         wake_outbox = asyncio.Event()
         scheduler = AsyncIOScheduler(timezone=UTC)
         scheduler.start()

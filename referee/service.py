@@ -15,19 +15,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from referee import rulebook
-from referee.config import Settings
+from referee.config import LimitsConfig, Settings
 from referee.core import codec, engine
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
-from referee.core.numbering import first_proposal_number
 from referee.mail import outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
+from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import first_words, infer, thread_of
+from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
-from referee.store.store import Store, StoreError, UnitOfWork
+from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
 
 log = logging.getLogger("referee")
 
@@ -53,7 +53,6 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         king=settings.king.email,
         rules=rules,
         house_parameters=settings.parameters,
-        next_proposal_number=first_proposal_number(rules),  # 109
     )
     rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
     return state
@@ -177,15 +176,15 @@ class Referee:
         self.advance(at)
         state = self.state
         with self.store.unit(self.game_id) as work:
-            if work.seen(mail.message_id):
-                log.info("mail %s: duplicate, already applied", mail.message_id)
+            if work.seen(mail):
+                log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
                 return Receipt(mail.message_id, "duplicate")
             receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
         log.info(
             "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
-            mail.message_id,
+            _shown(mail.message_id),
             redact(mail.sender),
             receipt.status,
             receipt.commands,
@@ -197,27 +196,57 @@ class Referee:
     def _handle(
         self, work: UnitOfWork, mail: InboundMail, raw: bytes, at: datetime, state: GameState
     ) -> tuple[Receipt, GameState]:
+        limits = self.settings.limits
         if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
-            work.record_inbound(mail.message_id, mail.sender, at, "ignored", "automatic")
+            work.record_inbound(mail, at, "ignored", "automatic")
             return Receipt(mail.message_id, "ignored"), state
+        if not mail.sender:  # no one to answer, and no one to obey
+            log.warning(
+                "mail %s has no single sender: %s", _shown(mail.message_id), mail.sender_problem
+            )
+            work.record_inbound(
+                mail, at, "refused", f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
+            )
+            return Receipt(mail.message_id, "refused", 0, 1, 0), state
         player = state.player(mail.sender)
         if player is None:
-            work.record_inbound(mail.message_id, mail.sender, at, "stranger")
+            work.record_inbound(mail, at, "stranger")
             sent = 0
-            if mail.sender and work.first_note_today(mail.sender, at.date().isoformat()):
+            day = at.date().isoformat()
+            if work.first_note_today(mail.sender, day, limits.stranger_notes_per_day):
                 sent = self._reply_stranger(work, mail, at, state)
             return Receipt(mail.message_id, "stranger", sent=sent), state
+        today = work.sender_today(mail.sender, at)
+        over = _daily(today, limits)
+        if over is not None:
+            work.record_inbound(mail, at, "refused", Reason.DAILY_LIMIT.value)
+            if today.mails > limits.mails_per_day:  # told once already: silence till tomorrow
+                return Receipt(mail.message_id, "refused", 0, 1, 0), state
+            sent = self._reply(work, mail, at, state, [_item("", over)])
+            return Receipt(mail.message_id, "refused", 0, 1, sent), state
         refusal = self._screen(mail, raw)
         if refusal is not None:
-            work.record_inbound(mail.message_id, mail.sender, at, "refused", refusal.code)
+            work.record_inbound(mail, at, "refused", refusal.code)
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
             return Receipt(mail.message_id, "refused", 0, 1, sent), state
-        work.record_inbound(mail.message_id, mail.sender, at, "processed")
-        items: list[dict[str, Any]] = []
-        effects: list[Effect] = []
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        refusal = _too_many(parsed, today, limits)
+        if refusal is not None:
+            work.record_inbound(mail, at, "refused", refusal.code, len(parsed))
+            sent = self._reply(work, mail, at, state, [_item("", refusal)])
+            return Receipt(mail.message_id, "refused", 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
+        language = self.settings.game.language
+        if not parsed and today.empty >= limits.empty_replies_per_day:
+            work.record_inbound(mail, at, "refused", Reason.NO_COMMAND.value)
+            return Receipt(mail.message_id, "refused", 0, 1, 0), state  # a loop: stop answering
+        note = "" if parsed else Reason.NO_COMMAND.value
+        work.record_inbound(mail, at, "processed", note, len(parsed))
+        items: list[dict[str, Any]] = []
+        effects: list[Effect] = []
+        echoes = self._echoes(mail, state) if parsed else frozenset()
+        queued = 1  # the reply
         for line in parsed:
             if line.command is None:
                 items.append(
@@ -234,23 +263,43 @@ class Referee:
                     )
                 )
                 continue
+            if echoes and normalise(line.line) in echoes:
+                log.warning(
+                    "mail %s: %r repeats the referee's mail",
+                    _shown(mail.message_id),
+                    line.line[:80],
+                )
+                where = echoes_where(mail, self.settings)
+                items.append(
+                    _item(line.line, Outcome(False, Reason.QUOTED_NOTICE.value, {"where": where}))
+                )
+                continue
             decision = engine.decide(state, line.command, at)
+            outcome, notices = _split(decision)
+            more = sum(len(_recipients(decision.state, n.to)) for n in notices)
+            if queued + more > limits.mails_per_mail:
+                data = {"queued": queued, "limit": limits.mails_per_mail}
+                items.append(_item(line.line, Outcome(False, Reason.TOO_MANY_MAILS.value, data)))
+                continue
+            queued += more
             work.append_event(codec.event_to_data(line.command), at, mail.message_id)
             state = decision.state
-            outcome, notices = _split(decision)
             log.info(
                 "mail %s: %s -> %s%s",
-                mail.message_id,
+                _shown(mail.message_id),
                 line.spec.name,
                 outcome.code,
                 "" if outcome.ok else " (refused)",
             )
-            items.append(_item(line.line, outcome))
+            items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
         if not parsed:
-            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {})))
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            guess = expected(state, mail.sender, thread, mail.own_words)
+            hint = spell(guess, language) if guess is not None else ""
+            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {"hint": hint})))
         sent = self._reply(work, mail, at, state, items)
-        sent += self._emit(work, effects, at, state, inbound=mail.message_id)
+        sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
 
@@ -259,28 +308,46 @@ class Referee:
         limit = self.settings.game.max_mail_bytes
         if mail.size > limit:
             return Outcome(False, Reason.TOO_LARGE.value, {"limit": f"{limit // 1_000_000} MB"})
+        if mail.duplicated:
+            headers = ", ".join(mail.duplicated)
+            return Outcome(False, Reason.DUPLICATE_HEADER.value, {"headers": headers})
         verdict = authenticate(raw, mail.sender, self.settings.auth, self.dns)
         if not verdict.ok:
             log.warning(
                 "mail %s claiming to be from %s not authenticated: %s",
-                mail.message_id,
+                _shown(mail.message_id),
                 redact(mail.sender),
                 verdict.why,
             )
             return Outcome(False, Reason.NOT_AUTHENTICATED.value, {"why": verdict.why})
+        longest = self.settings.limits.max_body_chars
+        if len(mail.body) > longest:
+            data = {"length": f"{len(mail.body):,}", "limit": f"{longest:,}"}
+            return Outcome(False, Reason.TOO_LONG.value, data)
         return None
+
+    def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
+        """The command lines of the referee's own mail in the thread this mail answers."""
+        game = self.settings.game
+        thread = referee_thread(
+            mail.references,
+            mail.in_reply_to,
+            outgoing.slug(game.name),
+            outgoing.domain_of(game.address),
+        )
+        return frozenset() if thread is None else circulated_lines(state, thread)
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        slug = outgoing.slug(self.settings.game.name)
-        thread = thread_of(mail.references, mail.in_reply_to, slug)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
         if command is None:
             return []
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
-        return [ParsedLine(first_words(mail.own_words), spec, command)]
+        meant = spell(command, self.settings.game.language)
+        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 
@@ -306,12 +373,12 @@ class Referee:
             recipient=mail.sender,
             recipient_name=name,
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "reply", mail.message_id
+                self.settings.game.name, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
-            in_reply_to=mail.message_id,
-            references=(*mail.references[-10:], mail.message_id),
+            in_reply_to=mail.thread_id,
+            references=(*mail.references[-10:], mail.thread_id),
         )
         work.enqueue(
             envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope), at
@@ -331,12 +398,12 @@ class Referee:
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "stranger", mail.message_id
+                self.settings.game.name, self.settings.game.address, "stranger", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
-            in_reply_to=mail.message_id,
-            references=(mail.message_id,),
+            in_reply_to=mail.thread_id,
+            references=(mail.thread_id,),
         )
         work.enqueue(
             envelope.message_id, mail.sender, "stranger", outgoing.build(rendered, envelope), at
@@ -366,16 +433,18 @@ class Referee:
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
             body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
-            root = outgoing.thread_root(game, address, effect.thread) if effect.thread else ""
+            thread = effect.thread
+            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
             for player in recipients:
+                parts = (state.events, inbound or "", index, player.email)
                 envelope = outgoing.Envelope(
                     game=game,
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.message_id(
-                        game, address, state.events, inbound or "", index, player.email
-                    ),
+                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    if thread is not None
+                    else outgoing.message_id(game, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
@@ -425,8 +494,59 @@ def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     return outcome, notices
 
 
-def _item(line: str, outcome: Outcome) -> dict[str, Any]:
-    return {"line": line, "ok": outcome.ok, "code": outcome.code, "data": dict(outcome.data)}
+def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
+    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7)."""
+    return {
+        "line": line,
+        "meant": meant,
+        "ok": outcome.ok,
+        "code": outcome.code,
+        "data": dict(outcome.data),
+    }
+
+
+def _shown(message_id: str) -> str:
+    """A Message-ID fit for one log line: printable and short."""
+    cleaned = "".join(c if c.isprintable() else "?" for c in message_id[:200])
+    return cleaned + ("..." if len(message_id) > 200 else "")
+
+
+def echoes_where(mail: InboundMail, settings: Settings) -> str:
+    game = settings.game
+    slug, domain = outgoing.slug(game.name), outgoing.domain_of(game.address)
+    thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
+    return thread.replace("-", " ") if thread else "the game's texts"
+
+
+def _daily(today: SenderDay, limits: LimitsConfig) -> Outcome | None:
+    """The refusal when a sender has used up the day's mail or commands, else None."""
+    if today.mails >= limits.mails_per_day:
+        return Outcome(
+            False, Reason.DAILY_LIMIT.value, {"what": "mails", "limit": limits.mails_per_day}
+        )
+    if today.commands >= limits.commands_per_day:
+        data = {"what": "commands", "limit": limits.commands_per_day}
+        return Outcome(False, Reason.DAILY_LIMIT.value, data)
+    return None
+
+
+_OPENS_APPEAL = ("appeal", "accuse")
+
+
+def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) -> Outcome | None:
+    """A mail asking more than one mail may: refused whole, with the limit it broke."""
+    data: dict[str, Any]
+    appeals = sum(1 for p in parsed if p.spec.name in _OPENS_APPEAL)
+    if appeals > limits.appeals_per_mail:
+        data = {"count": appeals, "limit": limits.appeals_per_mail}
+        return Outcome(False, Reason.TOO_MANY_APPEALS.value, data)
+    if len(parsed) > limits.commands_per_mail:
+        data = {"count": len(parsed), "limit": limits.commands_per_mail}
+        return Outcome(False, Reason.TOO_MANY_COMMANDS.value, data)
+    if today.commands + len(parsed) > limits.commands_per_day:
+        data = {"what": "commands", "limit": limits.commands_per_day}
+        return Outcome(False, Reason.DAILY_LIMIT.value, data)
+    return None
 
 
 def utc(at: datetime) -> datetime:

@@ -38,7 +38,7 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
 
 def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
     signature: bytes = dkim.sign(
-        raw, b"sel", domain, private, include_headers=[b"from", b"subject"]
+        raw, b"sel", domain, private, include_headers=[b"from", b"subject", b"date", b"message-id"]
     )
     return signature + raw
 
@@ -47,7 +47,7 @@ def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
 def guarded(settings: Settings, key: tuple[bytes, bytes]) -> Iterator[Referee]:
     """A game that obeys only mail whose DKIM signature aligns with its From domain."""
     _, record = key
-    strict = replace(settings, auth=AuthConfig(True, "mx.nomic.example"))
+    strict = replace(settings, auth=AuthConfig(True, ("mx.nomic.example",)))
 
     def dns(name: bytes, timeout: int = 5) -> bytes | None:
         return (
@@ -124,11 +124,12 @@ def test_the_kings_bare_reply_to_a_prompt_is_its_answer(referee: Referee) -> Non
     assert receipt.commands == 1 and receipt.refused == 0
     carla = referee.state.player(CARLA)
     assert carla is not None and carla.score == 7 and referee.state.turn_player == ADA
-    # the same bare number from a player who is not King is not an award
+    # the same bare number from a player who is not King reads as his award, and is refused
     referee.receive(
         mail(BOB, "9", headers={"In-Reply-To": str(prompt["Message-ID"])}), T0 + 15 * DAY
     )
-    assert "I found no command" in plain(sent(referee, "reply")[-1])
+    answer = plain(sent(referee, "reply")[-1])
+    assert "(read as `AWARD 9`)" in answer and "Only the King" in answer
 
 
 def test_an_oversized_mail_is_refused_not_read(referee: Referee) -> None:

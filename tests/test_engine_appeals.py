@@ -30,7 +30,7 @@ def test_an_appeal_is_judged_by_the_king_and_settled_by_a_majority() -> None:
     game = Game()
     opened = game.do(OpenAppeal(BOB, "May Carla propose two changes at once?"))
     assert opened.ok and opened.data["id"] == "A1"
-    assert appeal(game.state, "A1").judge == ADA
+    assert game.state.judge_of(appeal(game.state, "A1")) == ADA
     assert game.do(Agree(BOB, "A1", True)).code == "no_ruling_yet"
     assert game.do(GiveRuling(BOB, "A1", "Yes.")).code == "not_judge"
     assert game.do(GiveRuling(ADA, "A1", "No: one change per turn (202).")).ok
@@ -66,7 +66,7 @@ def test_the_next_turn_waits_for_a_settlement() -> None:
 def test_the_king_appealing_names_a_champion() -> None:
     game = Game()
     game.do(OpenAppeal(ADA, "Was my award legal?"))
-    assert appeal(game.state, "A1").judge is None
+    assert game.state.judge_of(appeal(game.state, "A1")) is None
     assert game.notices("champion_prompt")[-1].to == (ADA,)
     assert game.do(NameChampion(BOB, "A1", "Carla")).code == "not_king"
     assert game.do(NameChampion(ADA, "A1", "Ada Lovelace")).code == "king_cannot_judge"

@@ -149,7 +149,7 @@ def test_logs_name_each_mail_and_redact_addresses(
     assert any("<log-1@example.org>" in line and "b***@example.org" in line for line in lines)
     assert any("<log-1@example.org>: vote -> unknown_proposal (refused)" in line for line in lines)
     assert not any(BOB in line for line in lines)
-    strict = replace(settings, auth=replace(settings.auth, require_dkim=True))
+    strict = replace(settings, auth=replace(settings.auth, required=True))
     guarded = Referee(store, referee.game_id, strict)
     caplog.clear()
     guarded.receive(mail(CARLA, "STATUS", message_id="<log-2@example.org>"), T0 + DAY / 12)

@@ -57,8 +57,10 @@ def a_full_game_log() -> Game:
     game.do(Propose(CARLA, ProposalKind.AMEND, target=209, text="Reach <b>50</b> & win."))
     game.do(Revise(CARLA, 301, "Reach 50 to win <script>x</script>."))
     game.do(Extend(ADA, 0, 1))
-    for who in (ADA, BOB, CARLA):
+    for who in (ADA, BOB):
         game.do(Vote(who, 301, True))
+    game.clock(T0 + 10 * DAY)  # the debate ends with Carla's vote missing: "vote now"
+    game.do(Vote(CARLA, 301, True))
     game.clock(T0 + 15 * DAY)
     game.do(Award(ADA, 3))
     game.do(OpenAppeal(ADA, "Is my award fair?"))
@@ -202,6 +204,12 @@ REASON_DATA: dict[str, Any] = {
         {"number": 104, "label": "I", "path": "II/I"},
         {"number": 107, "label": "I", "path": "III/I"},
     ],
+    "hint": "AWARD 7",
+    "headers": "Subject",
+    "length": "250,000",
+    "queued": 300,
+    "what": "commands",
+    "where": "proposal 301",
 }
 
 
@@ -214,9 +222,18 @@ def test_every_outcome_and_refusal_renders_in_a_reply(language: str) -> None:
         game.do(Query(BOB, q, 202 if q in (QueryKind.RULE, QueryKind.HISTORY) else None))
         for q in QueryKind
     ]
-    items = [{"line": q.code, "ok": True, "code": q.code, "data": dict(q.data)} for q in queries]
-    items += [{"line": code, "ok": True, "code": code, "data": data} for code, data in DATA.items()]
-    items += [{"line": r.value, "ok": False, "code": r.value, "data": REASON_DATA} for r in Reason]
+    items = [
+        {"line": q.code, "meant": "", "ok": True, "code": q.code, "data": dict(q.data)}
+        for q in queries
+    ]
+    items += [
+        {"line": code, "meant": "", "ok": True, "code": code, "data": data}
+        for code, data in DATA.items()
+    ]
+    items += [
+        {"line": r.value, "meant": "AWARD 7", "ok": False, "code": r.value, "data": REASON_DATA}
+        for r in Reason
+    ]
     out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
     assert out.subject == "x"
     assert "VOTE" in out.text or "VOTO" in out.text  # help and syntax rendered

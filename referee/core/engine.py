@@ -13,7 +13,15 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from referee.core import labels, params, view
+from referee.core import changes, labels, params, procedure, view
+from referee.core.changes import (
+    Changes,
+    RuleChange,
+    RuleChangeKind,
+    ScoreCause,
+    ScoreChange,
+    changes_data,
+)
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -60,7 +68,9 @@ from referee.core.model import (
     Rule,
     Verdict,
 )
+from referee.core.numbering import first_proposal_number
 from referee.core.order import collation_key, player_key, turn_order
+from referee.core.threads import Thread
 
 DAY = timedelta(days=1)
 RULE_ADOPTION = 204  # identity of the rule that turns unanimity into majority
@@ -92,9 +102,13 @@ class Refusal(Exception):
 
 def next_deadline(state: GameState) -> datetime | None:
     """When the next Tick is due, or None when nothing waits on the clock."""
-    if state.over or state.tie:
+    if state.over:
         return None
     times: list[datetime] = []
+    if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
+        times.append(min(state.crown_reminder_at, crown_due(state)))
+    if state.tie:
+        return min(times) if times else None
     if state.reminder_at is not None:
         times.append(state.reminder_at)
     current = state.current
@@ -104,6 +118,12 @@ def next_deadline(state: GameState) -> datetime | None:
         elif state.phase is Phase.VOTING:
             times.append(current.vote_deadline)
     return min(times) if times else None
+
+
+def crown_due(state: GameState) -> datetime:
+    """213, 214: when the crown passes on if the deposed King has not chosen a successor."""
+    assert state.deposed_at is not None
+    return state.deposed_at + timedelta(days=params.effective(state)["crown_days"])
 
 
 def find_player(state: GameState, who: str) -> Player | None:
@@ -125,7 +145,8 @@ def find_player(state: GameState, who: str) -> Player | None:
 
 def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
-    step = _Step(state, now)
+    first = first_proposal_number(state.rules, state.next_proposal_number)  # 109: no collision
+    step = _Step(replace(state, next_proposal_number=first), now)
     step.notify(NoticeKind.GAME_STARTED, EVERYONE, **view.ruleset_data(step.state))
     order = turn_order(step.state)
     if order:
@@ -140,6 +161,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
         step.tick()
     else:
         step.command(event)
+    step.publish_changes()
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 
 
@@ -151,10 +173,13 @@ class _Step:
         self.state = state
         self.now = now
         self.effects: list[Effect] = []
+        self.changes = Changes()
 
     # ----- plumbing ---------------------------------------------------------------------------
 
-    def notify(self, kind: NoticeKind, to: tuple[str, ...], thread: str = "", **data: Any) -> None:
+    def notify(
+        self, kind: NoticeKind, to: tuple[str, ...], thread: Thread | None = None, **data: Any
+    ) -> None:
         if to:
             self.effects.append(Notice(kind, to, data, thread))
 
@@ -164,9 +189,20 @@ class _Step:
     def params(self) -> dict[str, int]:
         return params.effective(self.state)
 
-    def broadcast_ruleset(self) -> None:
-        """205: every change to the rules or the scores goes to every player."""
-        self.notify(NoticeKind.RULESET, EVERYONE, **view.ruleset_data(self.state))
+    def record(self, change: RuleChange | ScoreChange) -> None:
+        """205: a change to the rules or the scores, for the step's one ruleset mail."""
+        self.changes = self.changes.plus(change)
+
+    def publish_changes(self) -> None:
+        """205: one ruleset-and-scores mail per step, opening with what changed."""
+        if self.changes:
+            self.notify(
+                NoticeKind.RULESET,
+                EVERYONE,
+                changes=changes_data(self.changes),
+                **view.ruleset_data(self.state),
+            )
+            self.changes = Changes()
 
     def command(self, cmd: Command) -> None:
         handler = _HANDLERS[type(cmd)]
@@ -177,21 +213,15 @@ class _Step:
         except Refusal as refusal:  # a refused command changes nothing and says only why
             self.state = before
             self.effects = [Outcome(False, refusal.reason.value, refusal.data)]
+            self.changes = Changes()
             return
         self.effects.insert(0, Outcome(True, done.value, data))
 
     def gate(self, cmd: Command) -> None:
-        player = self.state.player(cmd.sender)
-        if player is None:
-            raise Refusal(Reason.NOT_ACTIVE)
-        if isinstance(cmd, Query):
-            return
-        if not player.active:
-            raise Refusal(Reason.NOT_ACTIVE)
-        if self.state.over:
-            raise Refusal(Reason.GAME_OVER, winner=self.name_of(self.state.winner))
-        if self.state.tie and not isinstance(cmd, NameWinner | OpenAppeal | Agree | GiveRuling):
-            raise Refusal(Reason.WRONG_PHASE, phase="tie")
+        """The one legality check, from the table in `procedure` (every rule of who and when)."""
+        refused = procedure.bar(self.state, cmd)
+        if refused is not None:
+            raise Refusal(refused.reason, **refused.data)
 
     def name_of(self, email: str | None) -> str:
         if email is None:
@@ -204,12 +234,6 @@ class _Step:
         if p is None or not p.active:
             raise Refusal(Reason.UNKNOWN_PLAYER, who=who)
         return p
-
-    def require_king(self, sender: str) -> None:
-        if self.state.king is None:
-            raise Refusal(Reason.NO_KING)
-        if sender != self.state.king:
-            raise Refusal(Reason.NOT_KING, king=self.name_of(self.state.king))
 
     # ----- turns (201, 202, 212) ----------------------------------------------------------------
 
@@ -293,18 +317,9 @@ class _Step:
             rule=rule.number,
             rounds=self.state.rounds_completed,
         )
-        self.broadcast_ruleset()
+        self.record(RuleChange(RuleChangeKind.MAJORITY, rule.identity, rule.number, rule.number))
 
     # ----- proposals (103, 107, 109, 110, 112, 115, 210) ----------------------------------------
-
-    def require_turn(self, sender: str) -> None:
-        s = self.state
-        if s.phase is Phase.APPEAL:
-            raise Refusal(Reason.APPEAL_PENDING, appeals=[a.id for a in s.open_appeals])
-        if s.turn_player != sender:
-            raise Refusal(Reason.NOT_YOUR_TURN, player=self.name_of(s.turn_player))
-        if s.phase is not Phase.PROPOSE:
-            raise Refusal(Reason.WRONG_PHASE, phase=s.phase.value)
 
     def find_rule(self, ref: str | int | None) -> Rule:
         """The rule a player named by number, label or path (109); refused if none or several."""
@@ -365,12 +380,20 @@ class _Step:
         self.check_state_limits(scratch.state)
 
     def check_state_limits(self, state: GameState) -> None:
+        values = params.effective(state)
         count = state.mutable_count
-        cap = params.effective(state)["max_mutable_rules"]
+        cap = values["max_mutable_rules"]
         if count > cap:
             raise Refusal(Reason.TOO_MANY_MUTABLE, cap=cap, count=count)
         if count < 1:
             raise Refusal(Reason.NO_MUTABLE_LEFT)
+        if values["debate_days"] < values["debate_days_min"]:  # 111, 112: the minimum holds
+            raise Refusal(
+                Reason.BAD_PARAMETER,
+                name="debate_days",
+                value=str(values["debate_days"]),
+                allowed=f">= {values['debate_days_min']} (112)",
+            )
 
     def check_sets(self, kind: ProposalKind, sets: tuple[tuple[str, str], ...]) -> None:
         if not sets:
@@ -383,7 +406,6 @@ class _Step:
             raise Refusal(reason, name=problem.name, value=problem.value, allowed=problem.detail)
 
     def propose(self, cmd: Propose) -> tuple[Done, dict[str, Any]]:
-        self.require_turn(cmd.sender)
         kind = cmd.kind
         sets = params.normalise_sets(cmd.sets)
         rule: Rule | None = None
@@ -405,7 +427,7 @@ class _Step:
         old_text = _old_text(kind, rule, amendment)
         p = self.params()
         number = self.state.next_proposal_number  # 109: only proper proposals take a number
-        debate_ends = self.now + timedelta(days=p["debate_days"])
+        debate_ends = self.now + timedelta(days=params.debate_days(p))  # 112: at least a week
         proposal = Proposal(
             number=number,
             proposer=cmd.sender,
@@ -434,13 +456,20 @@ class _Step:
     def deadlines(self, proposal: Proposal) -> dict[str, Any]:
         return {"debate_ends": proposal.debate_ends, "vote_deadline": proposal.vote_deadline}
 
-    def circulate(self, kind: NoticeKind, proposal: Proposal) -> None:
+    def circulate(self, kind: NoticeKind, proposal: Proposal, previous: str | None = None) -> None:
+        """107: the proposal to everyone, with what it changes: against the text in force, or
+        for a revision (112) against the proposal's previous text."""
+        old_text = proposal.old_text if previous is None else previous
+        new_text = proposal.text if proposal.kind.has_text else ""
+        label = "in force" if previous is None else f"proposal {proposal.number} before"
         self.notify(
             kind,
             EVERYONE,
-            thread=f"proposal-{proposal.number}",
+            thread=Thread.proposal(proposal.number),
             proposal=view.proposal_data(self.state, proposal),
-            diff=_diff(proposal),
+            diff=_diff(proposal, old_text, label),
+            old_text="" if proposal.kind is ProposalKind.TRANSMUTE else old_text,
+            new_text=new_text,
             proposer=self.name_of(proposal.proposer),
         )
 
@@ -457,10 +486,6 @@ class _Step:
 
     def revise(self, cmd: Revise) -> tuple[Done, dict[str, Any]]:
         proposal = self.current_for(cmd.number)
-        if proposal.proposer != cmd.sender:
-            raise Refusal(Reason.NOT_PROPOSER, number=cmd.number)
-        if self.state.phase is not Phase.DEBATE:
-            raise Refusal(Reason.DEBATE_OVER, number=cmd.number)
         if not proposal.kind.has_text:
             raise Refusal(Reason.NO_TEXT_TO_REVISE, number=cmd.number)
         text = cmd.text.strip()
@@ -474,14 +499,12 @@ class _Step:
         )
         self.check_outcome(revised)
         self.state = self.state.with_proposal(revised)
-        self.circulate(NoticeKind.PROPOSAL_REVISED, revised)  # 112: votes cast are void
+        # 112: votes cast are void; the diff is against the text they voted on
+        self.circulate(NoticeKind.PROPOSAL_REVISED, revised, previous=proposal.text)
         return Done.REVISION_ACCEPTED, {"number": cmd.number, "voided": voided}
 
     def extend(self, cmd: Extend) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         proposal = self.current_for(cmd.number or self.state.current_proposal or 0)
-        if self.state.phase is not Phase.DEBATE:
-            raise Refusal(Reason.DEBATE_OVER, number=cmd.number)
         if not 1 <= cmd.days <= 365:
             raise Refusal(Reason.BAD_DAYS, days=cmd.days)
         more = timedelta(days=cmd.days)
@@ -495,7 +518,7 @@ class _Step:
         self.notify(
             NoticeKind.DEBATE_EXTENDED,
             EVERYONE,
-            thread=f"proposal-{longer.number}",
+            thread=Thread.proposal(longer.number),
             number=longer.number,
             days=cmd.days,
             **self.deadlines(longer),
@@ -547,6 +570,14 @@ class _Step:
         status = ProposalStatus.ADOPTED if passed else ProposalStatus.REJECTED
         closed = replace(proposal, status=status, outcome=outcome)
         self.state = replace(self.state.with_proposal(closed), reminder_at=None)
+        before, mark = self.changes, len(self.effects)
+        if passed:
+            self.adopt(closed)
+            if not unanimous:  # 206: only when a change could pass without unanimity
+                self.dissent_bonus(ballots, closed.number)
+        made = Changes(
+            self.changes.rules[len(before.rules) :], self.changes.scores[len(before.scores) :]
+        )
         rows = [
             {
                 "name": p.name,
@@ -562,7 +593,7 @@ class _Step:
         self.notify(
             NoticeKind.VOTE_RESULT,
             EVERYONE,
-            thread=f"proposal-{closed.number}",
+            thread=Thread.proposal(closed.number),
             proposal=view.proposal_data(self.state, closed),
             adopted=passed,
             outcome=outcome,
@@ -570,12 +601,10 @@ class _Step:
             yes=yes,
             no=len(voters) - yes,
             ballots=rows,
+            changes=changes_data(made),  # the rule it changed and every score it moved
         )
+        self.effects.insert(mark, self.effects.pop())  # the result before what adoption asks
         if passed:
-            self.adopt(closed)
-            if not unanimous:  # 206: only when a change could pass without unanimity
-                self.dissent_bonus(ballots)
-            self.broadcast_ruleset()
             self.check_winner()
         if self.state.over or self.state.tie:
             return
@@ -599,17 +628,23 @@ class _Step:
         self.check_limits(proposal.kind, rule)
         self.check_outcome(proposal)
 
-    def dissent_bonus(self, ballots: dict[str, bool]) -> None:
+    def dissent_bonus(self, ballots: dict[str, bool], number: int) -> None:
+        """206: who voted against a change adopted without unanimity gains the bonus."""
         bonus = self.params()["dissent_bonus"]
-        for who, yes in ballots.items():
-            player = self.state.player(who)
-            if not yes and player is not None and bonus:
-                self.state = self.state.with_player(replace(player, score=player.score + bonus))
+        for p in turn_order(self.state):
+            if ballots.get(p.email) is False and bonus:
+                self.state = self.state.with_player(replace(p, score=p.score + bonus))
+                self.record(
+                    ScoreChange(p.name, p.email, bonus, ScoreCause.DISSENT_BONUS, proposal=number)
+                )
 
     def adopt(self, proposal: Proposal) -> None:
         """207: takes full effect now; 109: the rule takes the proposal's number."""
         n, kind = proposal.number, proposal.kind
-        entry = HistoryEntry(n, _PAST[kind], self.now, proposal=n)
+        old = self.state.rule_by_identity(proposal.target or 0)
+        # 109: a repeal leaves the rule's number as it was; every other change renumbers it
+        number = old.number if old is not None and kind is ProposalKind.REPEAL else n
+        entry = HistoryEntry(number, _PAST[kind], self.now, proposal=n)
         if kind is ProposalKind.ENACT:
             title = proposal.text.splitlines()[0][:80] if proposal.text else ""
             rule = Rule(
@@ -622,8 +657,17 @@ class _Step:
                 history=(entry,),
             )
             self.state = self.state.with_rule(rule)
+            self.record(
+                RuleChange(
+                    RuleChangeKind(kind.value),
+                    n,
+                    None,
+                    n,
+                    proposal=n,
+                    parameters=changes.parameter_changes((), proposal.sets),
+                )
+            )
             return
-        old = self.state.rule_by_identity(proposal.target or 0)
         assert old is not None
         history = (*old.history, entry)
         seq = proposal.amendment_seq
@@ -655,6 +699,16 @@ class _Step:
             new = replace(old, number=n, amendments=amendments, history=history)
         new = replace(new, parameters=params.merge(new.parameters, proposal.sets))
         self.state = self.state.with_rule(new)
+        self.record(
+            RuleChange(
+                RuleChangeKind(kind.value),
+                old.identity,
+                old.number,
+                new.number,
+                proposal=n,
+                parameters=changes.parameter_changes(old.parameters, new.parameters),
+            )
+        )
         if kind in AMENDING_KINDS:
             if old.identity == RULE_ADOPTION:
                 self.state = replace(self.state, rule_204_amended=True)
@@ -675,8 +729,9 @@ class _Step:
         self.notify(
             NoticeKind.PARAMETER_PROMPT,
             self.to_king(),
-            thread=f"parameters-{rule.identity}-{proposal.number}",
+            thread=Thread.parameters(rule.identity, proposal.number),
             rule=rule.number,
+            rule_was=proposal.target_number,  # the number it had when proposed (109)
             proposal=proposal.number,
             parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
         )
@@ -689,7 +744,7 @@ class _Step:
         self.notify(
             NoticeKind.AWARD_REMINDER if reminder else NoticeKind.AWARD_PROMPT,
             self.to_king(),
-            thread=f"award-{proposal.number if proposal else 0}",
+            thread=Thread.award(proposal.number if proposal else None),
             player=self.name_of(self.state.turn_player),
             proposal=proposal.number if proposal else None,
             adopted=proposal.status is ProposalStatus.ADOPTED if proposal else False,
@@ -698,9 +753,6 @@ class _Step:
         )
 
     def award(self, cmd: Award) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
-        if self.state.phase is not Phase.AWARD:
-            raise Refusal(Reason.WRONG_PHASE, phase=self.state.phase.value)
         p = self.params()
         if not p["award_min"] <= cmd.points <= p["award_max"]:
             raise Refusal(Reason.AWARD_OUT_OF_RANGE, low=p["award_min"], high=p["award_max"])
@@ -708,7 +760,8 @@ class _Step:
         player = self.state.player(email) if email else None
         assert player is not None
         self.state = self.state.with_player(replace(player, score=player.score + cmd.points))
-        self.broadcast_ruleset()
+        current = self.state.current_proposal
+        self.record(ScoreChange(player.name, player.email, cmd.points, ScoreCause.AWARD, current))
         self.check_winner()
         if not self.state.over and not self.state.tie:
             self.end_turn(completed=True)
@@ -723,13 +776,41 @@ class _Step:
         elif len(crossing) > 1:
             emails = tuple(p.email for p in crossing)
             self.state = replace(self.state, tie=emails, reminder_at=None)
-            self.notify(
-                NoticeKind.TIE_PROMPT,
-                self.to_king(),
-                thread="tie",
-                players=[{"name": p.name, "score": p.score} for p in crossing],
-                target=target,
-            )
+            self.prompt_tie()
+
+    def prompt_tie(self) -> None:
+        crossing = [p for p in turn_order(self.state) if p.email in self.state.tie]
+        self.notify(
+            NoticeKind.TIE_PROMPT,
+            self.to_king(),
+            thread=Thread.tie(),
+            players=[{"name": p.name, "score": p.score} for p in crossing],
+            target=self.params()["winning_score"],
+        )
+
+    def settle_tie(self) -> None:
+        """209 with 114 and 213: a tie loses who left or fell below the line; one left wins."""
+        s = self.state
+        if not s.tie or s.over:
+            return
+        target = self.params()["winning_score"]
+        level = tuple(
+            e for e in s.tie if (p := s.player(e)) is not None and p.active and p.score >= target
+        )
+        if level == s.tie:
+            return
+        self.state = replace(s, tie=level)
+        if len(level) == 1:
+            self.finish(level[0], "209")
+        elif not level:  # nobody is over the line any more: the turn goes on where it stood
+            turn_player = s.player(s.turn_player or "")
+            if s.phase is Phase.AWARD:  # the award was given: the turn is over
+                self.end_turn(completed=True)
+            elif turn_player is None or not turn_player.active:
+                self.end_turn(completed=False)
+            else:  # the vote was closed: the King's award is next
+                self.state = replace(self.state, phase=Phase.AWARD, reminder_at=self.now + DAY)
+                self.prompt_award()
 
     def finish(self, winner: str | None, rule: str) -> None:
         self.state = replace(self.state, phase=Phase.OVER, winner=winner, tie=(), reminder_at=None)
@@ -744,9 +825,6 @@ class _Step:
         )
 
     def name_winner(self, cmd: NameWinner) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
-        if not self.state.tie:
-            raise Refusal(Reason.NO_TIE)
         chosen = self.resolve(cmd.who)
         if chosen.email not in self.state.tie:
             raise Refusal(Reason.NOT_IN_TIE, who=chosen.name)
@@ -756,7 +834,6 @@ class _Step:
     # ----- parameters the King settles ----------------------------------------------------------
 
     def confirm(self, cmd: Confirm) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         rule = self.state.rule_by_number(cmd.rule)
         questions = [q for q in self.state.parameter_questions if rule and q.rule == rule.identity]
         if rule is None or not questions:
@@ -771,7 +848,6 @@ class _Step:
         return Done.PARAMETERS_CONFIRMED, {"rule": rule.number, "parameters": kept}
 
     def set_parameter(self, cmd: SetParameter) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         name = cmd.name.strip().lower()
         asked = [q for q in self.state.parameter_questions if name in q.names]
         if not asked:
@@ -795,7 +871,16 @@ class _Step:
             self.state.with_rule(changed),
             parameter_questions=tuple(q for q in questions if q.names),
         )
-        self.broadcast_ruleset()
+        self.record(
+            RuleChange(
+                RuleChangeKind.PARAMETER,
+                rule.identity,
+                rule.number,
+                rule.number,
+                proposal=question.proposal,
+                parameters=changes.parameter_changes(rule.parameters, changed.parameters),
+            )
+        )
         return Done.PARAMETER_SET, {"rule": rule.number, "name": name, "value": cmd.value.strip()}
 
     # ----- appeals and accusations (212, 213, 214, 215) -----------------------------------------
@@ -804,17 +889,12 @@ class _Step:
         question = cmd.question.strip()
         if not question:
             raise Refusal(Reason.EMPTY_TEXT)
-        king = self.state.king
-        judge = king if king is not None and king != cmd.sender else None
-        appeal = self.file_appeal(AppealKind.APPEAL, cmd.sender, question, judge=judge)
+        appeal = self.file_appeal(AppealKind.APPEAL, cmd.sender, question)
+        judge = self.state.judge_of(appeal)
         return Done.APPEAL_OPENED, {"id": appeal.id, "judge": self.name_of(judge)}
 
     def accuse(self, cmd: Accuse) -> tuple[Done, dict[str, Any]]:
         king = self.state.king
-        if king is None:
-            raise Refusal(Reason.NO_KING)
-        if cmd.sender == king:
-            raise Refusal(Reason.KING_CANNOT_ACCUSE)
         evidence = cmd.evidence.strip()
         if not evidence:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -826,7 +906,6 @@ class _Step:
         kind: AppealKind,
         appellant: str,
         question: str,
-        judge: str | None = None,
         accused: str | None = None,
     ) -> Appeal:
         """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
@@ -836,17 +915,16 @@ class _Step:
             appellant=appellant,
             question=question,
             opened_at=self.now,
-            judge=judge,
             accused=accused,
         )
         self.state = self.state.with_appeal(appeal)
         self.notify(
             NoticeKind.APPEAL_OPENED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, appeal),
         )
-        if appeal.judge is None:
+        if self.state.judge_of(appeal) is None:
             self.prompt_champion(appeal)
         return appeal
 
@@ -854,7 +932,7 @@ class _Step:
         self.notify(
             NoticeKind.CHAMPION_PROMPT,
             self.to_king(),
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, appeal),
         )
 
@@ -867,29 +945,25 @@ class _Step:
         return appeal
 
     def name_champion(self, cmd: NameChampion) -> tuple[Done, dict[str, Any]]:
-        self.require_king(cmd.sender)
         appeal = self.open_appeal_for(cmd.appeal)
-        if appeal.judge is not None:
-            raise Refusal(
-                Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(appeal.judge)
-            )
+        judge = self.state.judge_of(appeal)
+        if judge is not None:
+            raise Refusal(Reason.JUDGE_ALREADY_NAMED, id=appeal.id, judge=self.name_of(judge))
         champion = self.resolve(cmd.who)
         if champion.email == self.state.king:  # 212: the King cannot judge his own appeal
             raise Refusal(Reason.KING_CANNOT_JUDGE, id=appeal.id)
-        named = replace(appeal, judge=champion.email)
+        named = replace(appeal, champion=champion.email)
         self.state = self.state.with_appeal(named)
         self.notify(
             NoticeKind.CHAMPION_NAMED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, named),
         )
         return Done.CHAMPION_NAMED, {"id": appeal.id, "champion": champion.name}
 
     def give_ruling(self, cmd: GiveRuling) -> tuple[Done, dict[str, Any]]:
         appeal = self.open_appeal_for(cmd.appeal)
-        if appeal.judge != cmd.sender:
-            raise Refusal(Reason.NOT_JUDGE, id=appeal.id, judge=self.name_of(appeal.judge))
         text = cmd.text.strip()
         if not text:
             raise Refusal(Reason.EMPTY_TEXT)
@@ -910,7 +984,7 @@ class _Step:
         self.notify(
             NoticeKind.RULING_PUBLISHED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             appeal=view.appeal_data(self.state, ruled),
         )
         return Done.RULING_PUBLISHED, {"id": appeal.id}
@@ -943,7 +1017,7 @@ class _Step:
             self.notify(
                 NoticeKind.APPEAL_SETTLED,
                 EVERYONE,
-                thread=f"appeal-{appeal.id}",
+                thread=Thread.appeal(appeal.id),
                 appeal=view.appeal_data(self.state, settled),
             )
             self.carry_out(settled)
@@ -951,7 +1025,7 @@ class _Step:
             self.notify(
                 NoticeKind.RULING_FAILED,
                 EVERYONE,
-                thread=f"appeal-{appeal.id}",
+                thread=Thread.appeal(appeal.id),
                 appeal=view.appeal_data(self.state, appeal),
             )
 
@@ -978,20 +1052,26 @@ class _Step:
         self.notify(
             NoticeKind.KING_DEPOSED,
             EVERYONE,
-            thread=f"appeal-{appeal.id}",
+            thread=Thread.appeal(appeal.id),
             king=old.name,
             penalty=penalty,
             appeal=appeal.id,
         )
-        self.broadcast_ruleset()
+        self.record(ScoreChange(old.name, old.email, -penalty, ScoreCause.DEPOSITION))
         if old.active:
-            self.notify(NoticeKind.CROWN_PROMPT, (old.email,), thread=f"appeal-{appeal.id}")
+            self.state = replace(self.state, deposed_at=self.now, crown_reminder_at=self.now + DAY)
+            self.notify(
+                NoticeKind.CROWN_PROMPT,
+                (old.email,),
+                thread=Thread.appeal(appeal.id),
+                reminder=False,
+                due=crown_due(self.state),
+            )
         else:
             self.crown_successor_of(old.email)
+        self.settle_tie()
 
     def crown(self, cmd: Crown) -> tuple[Done, dict[str, Any]]:
-        if self.state.deposed != cmd.sender:
-            raise Refusal(Reason.NOT_DEPOSED)
         chosen = self.resolve(cmd.who)
         if chosen.email == cmd.sender:
             raise Refusal(Reason.CANNOT_CROWN_SELF)
@@ -1000,23 +1080,27 @@ class _Step:
 
     def make_king(self, email: str, rule: str) -> None:
         """214: one King at a time; the old King, if any, is a subject from now."""
-        self.state = replace(self.state, king=email, deposed=None)
+        self.state = replace(
+            self.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
+        )
         self.notify(NoticeKind.KING_CROWNED, EVERYONE, king=self.name_of(email), rule=rule)
-        for appeal in self.state.open_appeals:
-            if appeal.judge is None and appeal.kind is AppealKind.APPEAL:
-                if appeal.appellant != email:
-                    self.state = self.state.with_appeal(replace(appeal, judge=email))
-                else:
-                    self.prompt_champion(appeal)
-        if self.state.phase is Phase.AWARD:
+        for appeal in self.state.open_appeals:  # 212: the new King judges, or names a Champion
+            if self.state.judge_of(appeal) is None:
+                self.prompt_champion(appeal)
+        if self.state.tie:  # 209: the new King decides between the players level
+            self.prompt_tie()
+        elif self.state.phase is Phase.AWARD:
             self.prompt_award()
 
-    def crown_successor_of(self, email: str) -> None:
+    def crown_successor_of(self, email: str, rule: str = "114") -> None:
+        """The next player in turn order after `email` is King (see docs/interpretation.md)."""
         successor = self.player_after(email)
         if successor is not None and successor != email:
-            self.make_king(successor, "114")
+            self.make_king(successor, rule)
         else:
-            self.state = replace(self.state, king=None, deposed=None)
+            self.state = replace(
+                self.state, king=None, deposed=None, deposed_at=None, crown_reminder_at=None
+            )
 
     # ----- leaving the game (114) ---------------------------------------------------------------
 
@@ -1047,13 +1131,20 @@ class _Step:
         if self.state.king == cmd.sender or self.state.deposed == cmd.sender:
             self.crown_successor_of(cmd.sender)
         for appeal in self.state.open_appeals:
-            if appeal.judge == cmd.sender:
-                self.state = self.state.with_appeal(replace(appeal, judge=None))
-                self.prompt_champion(appeal)
+            if appeal.champion == cmd.sender:  # 212: the King names another Champion
+                appeal = replace(appeal, champion=None)
+                self.state = self.state.with_appeal(appeal)
+                if self.state.judge_of(appeal) is None:
+                    self.prompt_champion(appeal)
             self.weigh(appeal.id)
-        if self.state.over:
+        self.settle_tie()
+        if self.state.over or self.state.tie:
             return Done.QUIT_RECORDED, {}
-        if was_turn and self.state.phase is not Phase.APPEAL:
+        if (
+            was_turn
+            and self.state.turn_player == cmd.sender
+            and self.state.phase is not Phase.APPEAL
+        ):
             self.end_turn(completed=False)
         elif self.state.phase is Phase.VOTING and self.everyone_voted():
             self.close_vote()
@@ -1079,27 +1170,54 @@ class _Step:
     # ----- the clock ----------------------------------------------------------------------------
 
     def tick(self) -> None:
+        self.crown_deadline()
         s = self.state
         if s.over or s.tie:
             return
         proposal = s.current
         if s.phase is Phase.DEBATE and proposal is not None and self.now >= proposal.debate_ends:
-            self.state = replace(s, phase=Phase.VOTING)
-            self.notify(
-                NoticeKind.DEBATE_ENDED,
-                EVERYONE,
-                thread=f"proposal-{proposal.number}",
-                number=proposal.number,
-                vote_deadline=proposal.vote_deadline,
-                missing=self.missing_voters(),
-            )
-            if self.everyone_voted():
+            voting = replace(proposal, status=ProposalStatus.VOTING)
+            self.state = replace(s.with_proposal(voting), phase=Phase.VOTING)
+            if self.everyone_voted():  # no "vote now" when the vote closes at once
                 self.close_vote()
+            else:
+                self.notify(
+                    NoticeKind.DEBATE_ENDED,
+                    EVERYONE,
+                    thread=Thread.proposal(proposal.number),
+                    number=proposal.number,
+                    vote_deadline=proposal.vote_deadline,
+                    missing=self.missing_voters(),
+                )
         elif (
             s.phase is Phase.VOTING and proposal is not None and self.now >= proposal.vote_deadline
         ):
             self.close_vote()
         self.remind()
+
+    def crown_deadline(self) -> None:
+        """213: remind the deposed King daily; when `crown_days` pass, the crown passes on."""
+        s = self.state
+        if s.over or s.deposed is None or s.deposed_at is None or s.crown_reminder_at is None:
+            return
+        due = crown_due(s)
+        if self.now >= due:
+            self.crown_successor_of(s.deposed, rule="213")
+            return
+        if self.now < s.crown_reminder_at:
+            return
+        following = s.crown_reminder_at
+        while following <= self.now:
+            following += DAY
+        self.state = replace(s, crown_reminder_at=following)
+        accusations = [a for a in s.appeals if a.accused == s.deposed]
+        self.notify(
+            NoticeKind.CROWN_PROMPT,
+            (s.deposed,),
+            thread=Thread.appeal(accusations[-1].id) if accusations else None,
+            reminder=True,
+            due=due,
+        )
 
     def missing_voters(self) -> list[str]:
         proposal = self.state.current
@@ -1132,7 +1250,7 @@ class _Step:
                 self.notify(
                     NoticeKind.VOTE_REMINDER,
                     EVERYONE,
-                    thread=f"proposal-{proposal.number}",
+                    thread=Thread.proposal(proposal.number),
                     number=proposal.number,
                     vote_deadline=proposal.vote_deadline,
                     missing=missing,
@@ -1164,15 +1282,15 @@ def _old_text(kind: ProposalKind, rule: Rule | None, amendment: Amendment | None
     return rule.text
 
 
-def _diff(proposal: Proposal) -> str:
+def _diff(proposal: Proposal, old_text: str, label: str) -> str:
     """107: what the proposal changes, as a unified diff of the text."""
     if proposal.kind is ProposalKind.TRANSMUTE:
         return ""
     new = proposal.text if proposal.kind.has_text else ""
     lines = difflib.unified_diff(
-        proposal.old_text.splitlines(),
+        old_text.splitlines(),
         new.splitlines(),
-        fromfile="in force",
+        fromfile=label,
         tofile=f"proposal {proposal.number}",
         lineterm="",
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.core.model import ProposalKind
+from referee.core.threads import Thread
 
 
 class QueryKind(enum.StrEnum):
@@ -295,6 +296,15 @@ class Reason(enum.StrEnum):
     NO_COMMAND = "no_command"
     NOT_AUTHENTICATED = "not_authenticated"
     TOO_LARGE = "too_large"
+    # Refusals of the mail layer (referee/mail, issue 7): what the player wrote, and limits.
+    NO_SINGLE_SENDER = "no_single_sender"
+    DUPLICATE_HEADER = "duplicate_header"
+    TOO_LONG = "too_long"
+    TOO_MANY_COMMANDS = "too_many_commands"
+    TOO_MANY_APPEALS = "too_many_appeals"
+    TOO_MANY_MAILS = "too_many_mails"
+    DAILY_LIMIT = "daily_limit"
+    QUOTED_NOTICE = "quoted_notice"
 
 
 class NoticeKind(enum.StrEnum):
@@ -347,7 +357,7 @@ class Notice:
     kind: NoticeKind
     to: tuple[str, ...]
     data: Mapping[str, Any] = field(default_factory=dict)
-    thread: str = ""
+    thread: Thread | None = None
 
 
 Effect = Outcome | Notice

@@ -201,7 +201,7 @@ class Appeal:
     appellant: str
     question: str
     opened_at: datetime
-    judge: str | None = None
+    champion: str | None = None  # named by the King when he may not judge it himself (212)
     ruling: str | None = None
     verdict: Verdict | None = None
     impossible: str | None = None  # 215: the player named unable to complete a turn
@@ -210,6 +210,11 @@ class Appeal:
     disagree: tuple[str, ...] = ()
     status: AppealStatus = AppealStatus.OPEN
     accused: str | None = None
+
+    @property
+    def parties(self) -> tuple[str, ...]:
+        """Who appealed and, for an accusation, who is accused (212: no one judges himself)."""
+        return tuple(p for p in (self.appellant, self.accused) if p)
 
 
 @dataclass(frozen=True)
@@ -246,6 +251,8 @@ class GameState:
     winner: str | None = None
     tie: tuple[str, ...] = ()  # 209: several crossed together; the King names the winner
     deposed: str | None = None  # 213: the deposed King who must crown a successor
+    deposed_at: datetime | None = None  # when he was deposed: the crown passes on if he waits
+    crown_reminder_at: datetime | None = None  # the next daily reminder to crown a successor
     parameter_questions: tuple[ParameterQuestion, ...] = ()
     rule_204_amended: bool = False
     events: int = 0  # how many events have been applied (a sequence for stable ids)
@@ -313,6 +320,19 @@ class GameState:
     @property
     def open_appeals(self) -> tuple[Appeal, ...]:
         return tuple(a for a in self.appeals if a.status is AppealStatus.OPEN)
+
+    def judge_of(self, appeal: Appeal) -> str | None:
+        """Who may rule on the appeal now (212, 213, 214).
+
+        An appeal is to the King, whoever is King when he rules. When the King is a party (he
+        appealed), or the appeal is an accusation (213), the judge is the Champion the King
+        names; until one is named there is no judge.
+        """
+        if appeal.champion is not None:
+            return appeal.champion
+        if appeal.kind is AppealKind.ACCUSATION or self.king is None:
+            return None
+        return None if self.king in appeal.parties else self.king
 
     # --- functional updates --------------------------------------------------------------
 

@@ -37,6 +37,9 @@ SPECS: tuple[ParameterSpec, ...] = (
         "majority_after_rounds", 2, 0, 1000, 204, "full rounds before majority voting (204)"
     ),
     ParameterSpec("deposition_penalty", 100, 0, 100000, 213, "points a deposed King loses (213)"),
+    ParameterSpec(
+        "crown_days", 7, 1, 365, 213, "days a deposed King has to crown a successor (213, 214)"
+    ),
 )
 SPEC_BY_NAME: Mapping[str, ParameterSpec] = {s.name: s for s in SPECS}
 
@@ -74,6 +77,11 @@ def effective(state: GameState) -> dict[str, int]:
         raw = holder.parameter(spec.name) if holder is not None else house.get(spec.name)
         values[spec.name] = int(raw) if raw is not None else spec.default
     return values
+
+
+def debate_days(values: Mapping[str, int]) -> int:
+    """112: the debate lasts `debate_days`, never less than the minimum in force."""
+    return max(values["debate_days"], values["debate_days_min"])
 
 
 def carrier(state: GameState, name: str) -> Rule | None:

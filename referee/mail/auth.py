@@ -1,28 +1,45 @@
-"""Who really sent a mail: DKIM aligned with From (dkimpy), or a trusted receiving server's word.
+"""Whether the sender a mail names in From really sent it: the receiving server's word or DKIM.
 
-Serves every rule a player acts under (103-215): only registered players are obeyed, and with
-`require_dkim` a forged From is refused. Two ways to pass: a DKIM signature that verifies on the
-raw message and whose `d=` domain is the From domain or a parent of it (relaxed alignment), or
-an `Authentication-Results` header written by the configured server (`trusted_authserv_id`) that
-reports such a DKIM pass or a DMARC pass for the From domain.
+Serves every rule a player acts under (103-215): a vote, an award or a ruling counts only from
+the player who sent it. The From address itself is decided once, in `parse.sender_of`; this
+module only says whether it can be believed. Two ways to pass, tried in order:
+
+1. The `Authentication-Results` header (RFC 8601) that the operator's receiving server added,
+   named by its authserv-id in `[auth] trusted_authserv_id`. Only the topmost header carrying
+   that id counts (RFC 8601 sections 5 and 7: the server prepends its own; any copy below it
+   came with the message and may be forged, any header above it was added after it), and it
+   must stand above the `Received` header in which that server took the mail in. It passes on
+   `dkim=pass` for a domain aligned with From, or `dmarc=pass` for the From domain itself.
+2. A DKIM signature verified here (dkimpy, on the raw bytes) whose `d=` is aligned with the
+   From domain, that covers the whole body (no `l=`) and signs From, Subject, Date and
+   Message-ID; each of those must appear once (parse refuses a mail with two).
+
+Alignment is DMARC's relaxed alignment: the same organisational domain, found with the public
+suffix list (`publicsuffixlist`), so `d=org` or `d=co.uk` is never aligned with anything.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from email.message import Message
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 
+import authres
 import dkim
+from dkim.util import InvalidTagValueList, parse_tag_value
+from publicsuffixlist import PublicSuffixList
 
-from referee.config import AuthConfig
+from referee.config import AuthConfig, Settings
 
 log = logging.getLogger("referee.auth")
 
 DnsLookup = Callable[..., bytes | None]
+SIGNED = ("from", "subject", "date", "message-id")  # a signature must cover each of these
+_PSL = PublicSuffixList()
 
 
 @dataclass(frozen=True)
@@ -31,60 +48,163 @@ class Authentication:
     why: str  # how it passed, or why it did not
 
 
+def organisational_domain(domain: str) -> str | None:
+    """example.org for mail.example.org; None for a public suffix such as org or co.uk."""
+    cleaned = domain.strip().strip(".").lower()
+    if not cleaned or not cleaned.isascii():
+        return None
+    found = _PSL.privatesuffix(cleaned)
+    return str(found) if found else None
+
+
 def aligned(signer: str, from_domain: str) -> bool:
-    signer, from_domain = signer.lower().strip("."), from_domain.lower().strip(".")
-    return bool(signer) and (from_domain == signer or from_domain.endswith("." + signer))
-
-
-def _trusted_results(raw: bytes, authserv_id: str, from_domain: str) -> Authentication | None:
-    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-    for value in headers.get_all("Authentication-Results", []):
-        text = " ".join(str(value).split())
-        server, _, results = text.partition(";")
-        if server.strip().split()[0:1] != [authserv_id]:
-            continue  # written by someone else: could be forged, so never trusted
-        for result in results.split(";"):
-            method = re.match(r"\s*(dkim|dmarc)\s*=\s*(\w+)", result)
-            if not method or method.group(2).lower() != "pass":
-                continue
-            domain = re.search(r"header\.(?:d|from)\s*=\s*([^\s;]+)", result)
-            if domain and aligned(domain.group(1), from_domain):
-                return Authentication(True, f"{method.group(1)}=pass by {authserv_id}")
-    return None
-
-
-def _dkim(raw: bytes, from_domain: str, dns: DnsLookup | None) -> Authentication:
-    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-    count = len(headers.get_all("DKIM-Signature", []))
-    if count == 0:
-        return Authentication(False, "no DKIM signature")
-    reasons = []
-    for index in range(count):
-        checker = dkim.DKIM(raw)
-        try:
-            valid = checker.verify(idx=index, dnsfunc=dns) if dns else checker.verify(idx=index)
-        except dkim.DKIMException as exc:
-            reasons.append(f"DKIM signature does not verify ({exc})")
-            continue
-        signer = (checker.domain or b"").decode("ascii", "replace")
-        if valid and aligned(signer, from_domain):
-            return Authentication(True, f"DKIM d={signer}")
-        reasons.append(
-            f"DKIM d={signer} "
-            + ("not aligned with " + from_domain if valid else "does not verify")
-        )
-    return Authentication(False, "; ".join(reasons))
+    """DMARC relaxed alignment: both domains under the same organisational domain."""
+    signer_org = organisational_domain(signer)
+    return signer_org is not None and signer_org == organisational_domain(from_domain)
 
 
 def authenticate(
     raw: bytes, sender: str, config: AuthConfig, dns: DnsLookup | None = None
 ) -> Authentication:
     """Whether the From address can be believed, under the operator's settings."""
-    if not config.require_dkim:
+    if not config.required:
         return Authentication(True, "not required")
-    from_domain = sender.rpartition("@")[2]
+    from_domain = sender.rpartition("@")[2].lower()
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    reasons: list[str] = []
     if config.trusted_authserv_id:
-        trusted = _trusted_results(raw, config.trusted_authserv_id, from_domain)
-        if trusted is not None:
+        trusted = trusted_results(headers, config.trusted_authserv_id, from_domain)
+        if trusted.ok:
             return trusted
-    return _dkim(raw, from_domain, dns)
+        reasons.append(trusted.why)
+    if config.verify_dkim:
+        own = verify_dkim(raw, headers, from_domain, dns)
+        if own.ok:
+            return own
+        reasons.append(own.why)
+    return Authentication(False, "; ".join(reasons) or "no way to authenticate is configured")
+
+
+# ----- the receiving server's Authentication-Results ----------------------------------------
+
+_AUTHSERV = re.compile(r"\s*(?:\([^()]*\)\s*)*([^\s;()]+)")
+_BY = re.compile(r"\bby\s+([^\s;()]+)", re.I)
+
+
+def _authserv_id(value: str) -> str:
+    found = _AUTHSERV.match(value)
+    return found.group(1).lower() if found else ""
+
+
+def _matches(name: str, trusted: Sequence[str]) -> bool:
+    """An exact id, or `*.example.net` for any host under it (Fastmail's mx1..mx9)."""
+    for pattern in trusted:
+        pattern = pattern.lower()
+        if pattern.startswith("*.") and name.endswith(pattern[1:]):
+            return True
+        if name == pattern:
+            return True
+    return False
+
+
+def trusted_results(headers: Message, trusted: Sequence[str], from_domain: str) -> Authentication:
+    """The verdict of the topmost Authentication-Results written by a trusted server."""
+    items = [(name.lower(), " ".join(str(value).split())) for name, value in headers.raw_items()]
+    ours = [
+        (index, value)
+        for index, (name, value) in enumerate(items)
+        if name == "authentication-results" and _matches(_authserv_id(value), trusted)
+    ]
+    if not ours:
+        return Authentication(False, f"no Authentication-Results from {', '.join(trusted)}")
+    index, value = ours[0]
+    server = _authserv_id(value)
+    # The server records taking the mail in with a Received header naming it; its own
+    # Authentication-Results stands above that. One below it came with the message.
+    received = [
+        i
+        for i, (name, text) in enumerate(items)
+        if name == "received" and any(_matches(h.lower(), [server]) for h in _BY.findall(text))
+    ]
+    if received and index > received[0]:
+        return Authentication(False, f"the Authentication-Results of {server} came with the mail")
+    try:
+        parsed = authres.AuthenticationResultsHeader.parse_value(value)
+    except (authres.AuthResError, ValueError, IndexError) as exc:
+        return Authentication(
+            False, f"the Authentication-Results of {server} cannot be read: {exc}"
+        )
+    seen: list[str] = []
+    for result in parsed.results:
+        method, verdict = str(result.method).lower(), str(result.result).lower()
+        values = {
+            f"{p.type}.{p.name}".lower(): str(p.value or "").lower() for p in result.properties
+        }
+        seen.append(f"{method}={verdict}")
+        if verdict != "pass":
+            continue
+        if method == "dkim":
+            signer = values.get("header.d") or values.get("header.i", "").rpartition("@")[2]
+            if signer and aligned(signer, from_domain):
+                return Authentication(True, f"dkim=pass d={signer} by {server}")
+        if method == "dmarc" and values.get("header.from", "") == from_domain:
+            return Authentication(True, f"dmarc=pass by {server}")
+    verdicts = ", ".join(seen) or "no results"
+    return Authentication(False, f"{server} reports {verdicts}, none aligned with {from_domain}")
+
+
+# ----- DKIM verified here -------------------------------------------------------------------
+
+
+def verify_dkim(
+    raw: bytes, headers: Message, from_domain: str, dns: DnsLookup | None
+) -> Authentication:
+    signatures = headers.get_all("DKIM-Signature", [])
+    if not signatures:
+        return Authentication(False, "no DKIM signature")
+    reasons = []
+    for index, value in enumerate(signatures):
+        try:
+            tags = parse_tag_value(" ".join(str(value).split()).encode("ascii", "replace"))
+        except (InvalidTagValueList, ValueError) as exc:
+            reasons.append(f"DKIM signature cannot be read ({exc})")
+            continue
+        signer = tags.get(b"d", b"").decode("ascii", "replace").lower()
+        if b"l" in tags:
+            reasons.append(f"DKIM d={signer} signs only part of the body (l=)")
+            continue
+        signed = {
+            h.strip().lower() for h in tags.get(b"h", b"").decode("ascii", "replace").split(":")
+        }
+        missing = [name for name in SIGNED if name not in signed]
+        if missing:
+            reasons.append(f"DKIM d={signer} does not sign {', '.join(missing)}")
+            continue
+        if not aligned(signer, from_domain):
+            reasons.append(f"DKIM d={signer} not aligned with {from_domain}")
+            continue
+        checker = dkim.DKIM(raw)
+        try:
+            valid = checker.verify(idx=index, dnsfunc=dns) if dns else checker.verify(idx=index)
+        except dkim.DKIMException as exc:
+            reasons.append(f"DKIM d={signer} does not verify ({exc})")
+            continue
+        if valid:
+            return Authentication(True, f"DKIM d={signer}")
+        reasons.append(f"DKIM d={signer} does not verify")
+    return Authentication(False, "; ".join(reasons))
+
+
+def warning(settings: Settings) -> str | None:
+    """The line the service logs at start when anyone can act as any player, else None."""
+    if settings.auth.required:
+        return None
+    why = (
+        "[auth] required = false"
+        if settings.imap is not None
+        else "no [imap] section and [auth] required not set"
+    )
+    return (
+        f"SENDER AUTHENTICATION IS OFF ({why}): anyone who writes a player's address in From "
+        "can vote, propose and rule as that player. See docs/operations.md."
+    )

@@ -609,6 +609,9 @@ _KEYWORDS: tuple[tuple[tuple[str, ...], CommandSpec], ...] = tuple(
 )
 
 
+_WIDEST = max(len(keyword) for keyword, _ in _KEYWORDS)
+
+
 @dataclass(frozen=True)
 class ParsedLine:
     """A command found in a mail: the event, or why its line could not be read."""
@@ -617,11 +620,12 @@ class ParsedLine:
     spec: CommandSpec
     command: Command | None
     problem: str = ""
+    meant: str = ""  # a bare answer to a prompt, written out as the command it stands for
 
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
     """The command a line starts with, and how many words its keyword takes."""
-    words = [fold(w).rstrip(":") for w in line.split()]
+    words = [fold(w).rstrip(":") for w in line.split(maxsplit=_WIDEST)[:_WIDEST]]
     for keyword, spec in _KEYWORDS:
         if tuple(words[: len(keyword)]) == keyword:
             return spec, len(keyword)
@@ -636,11 +640,18 @@ def is_reply_subject(subject: str) -> bool:
 
 
 def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
-    """Every command in a mail, in order: the Subject's first, then the body's."""
+    """Every command in a mail, in order: the Subject's first, then the body's.
+
+    One pass over the lines, so the time is linear in the size of the mail; the same command
+    twice in one mail is obeyed once.
+    """
     lines = text.split("\n")
     cleaned = subject.strip()
     # A reply's or a forward's Subject is the old mail's title, never a new command.
-    if cleaned and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned):
+    from_subject = (
+        bool(cleaned) and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned)
+    )
+    if from_subject:
         lines = [cleaned, *lines]
     found: list[ParsedLine] = []
     index = 0
@@ -665,8 +676,10 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         except SyntaxProblem as problem:
             found.append(ParsedLine(line, spec, None, str(problem)))
             continue
-        if not any(p.command == command for p in found):  # the same command twice: once
-            found.append(ParsedLine(line, spec, command))
+        found.append(ParsedLine(line, spec, command))
+    # A Subject the body repeats as written is one command, not two; every body line counts.
+    if from_subject and found and any(p.command == found[0].command for p in found[1:]):
+        found.pop(0)
     return found
 
 

@@ -4,6 +4,8 @@ Every mail carries `Auto-Submitted` (auto-replied for replies, auto-generated fo
 that well-behaved auto-responders stay quiet, and `In-Reply-To`/`References` so that a
 proposal's circulation, its reminders and its result thread together in a player's client.
 A notice to every player is rendered and encoded once; only the headers differ per recipient.
+Every header value that comes from a player (a Subject echoed back, a display name) or from the
+config (the game's and players' names) passes through one sanitiser, `header_value`.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from email.header import Header
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.policy import compat32
-from email.utils import format_datetime, formataddr
+from email.utils import format_datetime
 
+from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
 _TEXT = Charset("utf-8")
@@ -57,22 +60,78 @@ def message_id(game: str, address: str, *parts: object) -> str:
     return f"<{slug(game)}.{digest}@{domain_of(address)}>"
 
 
-def thread_root(game: str, address: str, thread: str) -> str:
-    return f"<{slug(game)}.{slug(thread)}@{domain_of(address)}>"
+def thread_root(game: str, address: str, thread: Thread) -> str:
+    """The thread's root Message-ID, `<game.award-301@domain>`, that every mail in it cites."""
+    return f"<{slug(game)}.{thread.name}@{domain_of(address)}>"
 
 
-def _header(text: str) -> str:
-    """An encoded, folded header value (RFC 2047 for anything beyond ASCII)."""
-    if text.isascii() and len(text) < 900 and "\n" not in text:
-        return text
-    return Header(text, "us-ascii" if text.isascii() else "utf-8").encode()
+def thread_message_id(game: str, address: str, thread: Thread, *parts: object) -> str:
+    """A notice's own Message-ID, naming its thread (`<game.award-301.1f2e…@domain>`), so that
+    a reply citing only this mail in In-Reply-To still leads back to what it asked."""
+    digest = hashlib.sha256("|".join(str(p) for p in (game, *parts)).encode()).hexdigest()[:20]
+    return f"<{slug(game)}.{thread.name}.{digest}@{domain_of(address)}>"
+
+
+def thread_in(reference: str, game: str) -> Thread | None:
+    """The thread a Message-ID of this game's names (a root or a notice's own), if any."""
+    head = f"<{slug(game)}."
+    cleaned = reference.strip()
+    if not cleaned.startswith(head) or "@" not in cleaned:
+        return None
+    inner = cleaned[len(head) : cleaned.index("@")]
+    name, _, digest = inner.partition(".")
+    if digest and not re.fullmatch(r"[0-9a-f]{20}", digest):
+        return None
+    return Thread.parse(name)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+_MSG_ID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>")
+LONGEST_VALUE = 400  # characters of a header value taken from a player or the config
+
+
+def header_value(text: str, limit: int = LONGEST_VALUE) -> str:
+    """The one sanitiser for a header value that comes from a player or the config.
+
+    Control characters (a newline would start a new header) become spaces, runs of space
+    collapse, an over-long value is shortened, and anything beyond short plain ASCII is
+    RFC 2047-encoded and folded, so that no line of the header passes 78 characters (RFC 5322
+    allows 998; a single 8,000-character word is split into encoded words).
+    """
+    cleaned = " ".join(_CONTROL.sub(" ", text).split())
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1].rstrip() + "…"
+    if cleaned.isascii() and "=?" not in cleaned:
+        if len(cleaned) <= 60:
+            return cleaned
+        if all(len(word) <= 60 for word in cleaned.split()):  # folds between words
+            return Header(cleaned, "us-ascii", maxlinelen=76).encode(splitchars=" ")
+    return Header(cleaned, "utf-8", maxlinelen=76).encode(splitchars=" ", maxlinelen=76)
+
+
+def address_value(name: str, address: str) -> str:
+    """`Name <address>` with the name sanitised and encoded; a bad address is not written."""
+    if not _ADDRESS_OK.fullmatch(address):
+        raise ValueError(f"not an address to write into a header: {address!r}")
+    cleaned = " ".join(_CONTROL.sub(" ", name).split())[:LONGEST_VALUE]
+    if not cleaned:
+        return address
+    return f"{header_value(cleaned)} <{address}>"
+
+
+_ADDRESS_OK = re.compile(r"[!#-'*+/-9=?A-Z^-~.-]{1,64}@[A-Za-z0-9.-]{1,253}")
+
+
+def message_ids(ids: tuple[str, ...]) -> str:
+    """Message-IDs for In-Reply-To/References: well-formed ones only, one per folded line."""
+    return "\n ".join(i for i in ids if _MSG_ID.fullmatch(i))
 
 
 class Body:
     """A rendered mail's encoded MIME body, made once and reused for every recipient."""
 
     def __init__(self, rendered: Rendered, seed: str) -> None:
-        self.subject = _header(rendered.subject)
+        self.subject = header_value(rendered.subject)
         outer = MIMEMultipart("alternative")
         # A boundary derived from the content keeps replayed mail byte for byte the same.
         outer.set_boundary("=_nomic_" + hashlib.sha256(seed.encode()).hexdigest()[:24])
@@ -88,16 +147,18 @@ class Body:
 def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
     body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
     headers = [
-        ("From", formataddr((envelope.game, envelope.address), charset="utf-8")),
-        ("To", formataddr((envelope.recipient_name, envelope.recipient), charset="utf-8")),
+        ("From", address_value(envelope.game, envelope.address)),
+        ("To", address_value(envelope.recipient_name, envelope.recipient)),
         ("Subject", body.subject),
         ("Date", format_datetime(envelope.at)),
         ("Message-ID", envelope.message_id),
     ]
-    if envelope.in_reply_to:
-        headers.append(("In-Reply-To", envelope.in_reply_to))
-    if envelope.references:
-        headers.append(("References", " ".join(envelope.references)))
+    in_reply_to = message_ids((envelope.in_reply_to,))
+    if in_reply_to:
+        headers.append(("In-Reply-To", in_reply_to))
+    references = message_ids(envelope.references)
+    if references:
+        headers.append(("References", references))
     headers += [
         ("Auto-Submitted", envelope.auto),
         ("X-Auto-Response-Suppress", "All"),

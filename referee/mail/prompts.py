@@ -2,9 +2,10 @@
 
 Serves rules 202 (award), 209 (tie), 212 and 213 (Champion, successor) and the parameter
 prompt. Every prompt is threaded under a root Message-ID naming what it asks
-(`<game.award-301@domain>`). A reply in that thread with no command in it, just "7", "Bob
-Rossi" or "yes", is read as the answer the prompt asked for. A reply that holds a command is
-obeyed as written.
+(`<game.award-301@domain>`), and its own Message-ID names the thread too
+(`<game.award-301.<digest>@domain>`), so In-Reply-To alone leads back to the question. A reply
+in that thread with no command in it, just "7", "Bob Rossi" or "yes", is read as the answer
+the prompt asked for. A reply that holds a command is obeyed as written.
 """
 
 from __future__ import annotations
@@ -13,19 +14,21 @@ import re
 
 from referee.core.engine import find_player
 from referee.core.events import Award, Command, Confirm, Crown, NameChampion, NameWinner
-from referee.core.model import GameState
-from referee.mail.commands import fold
+from referee.core.model import GameState, Phase
+from referee.core.threads import Thread, ThreadKind
+from referee.mail.commands import REGISTRY, fold
+from referee.mail.outgoing import thread_in
 
 YES = ("YES", "Y", "OK", "SI", "CONFIRM", "CONFERMO", "CONFIRMED", "CONFERMATO", "KEEP")
 
 
-def thread_of(references: tuple[str, ...], in_reply_to: str, slug: str) -> str | None:
-    """The prompt's thread name (`award-301`) if the mail answers one of the game's prompts."""
-    pattern = re.compile(rf"<{re.escape(slug)}\.((?:award|parameters|appeal)-[a-z0-9-]+|tie)@")
+def thread_of(references: tuple[str, ...], in_reply_to: str, game: str) -> Thread | None:
+    """The prompt's thread (`award-301`) if the mail answers one of the game's prompts: its
+    In-Reply-To or References name the thread's root or one of the thread's own mails."""
     for reference in (in_reply_to, *reversed(references)):
-        found = pattern.match(reference.strip())
-        if found:
-            return found.group(1)
+        thread = thread_in(reference, game)
+        if thread is not None and thread.prompt:
+            return thread
     return None
 
 
@@ -36,29 +39,65 @@ def first_words(text: str) -> str:
     return ""
 
 
-def infer(state: GameState, sender: str, thread: str, text: str) -> Command | None:
-    """The command a bare reply in a prompt's thread stands for, or None."""
+def infer(state: GameState, sender: str, thread: Thread, text: str) -> Command | None:
+    """The command a bare reply in a prompt's thread stands for, or None.
+
+    Who may give it is the engine's question: a bare reply read as a command is refused or
+    obeyed like the command written out, and the reply says how it was read.
+    """
     answer = first_words(text)
     if not answer:
         return None
-    if thread.startswith("award-") and sender == state.king:
+    if thread.kind is ThreadKind.AWARD:
         number = re.fullmatch(r"(\d{1,4})(\s*(points?|punti))?", answer, re.I)
         return Award(sender, int(number.group(1))) if number else None
-    if thread.startswith("parameters-") and sender == state.king:
-        identity = thread.split("-")[1]
-        rule = state.rule_by_identity(int(identity)) if identity.isdigit() else None
+    if thread.kind is ThreadKind.PARAMETERS:
+        rule = state.rule_by_identity(thread.number) if thread.number is not None else None
         if rule is not None and fold(answer.split()[0]) in YES:
             return Confirm(sender, rule.number)
         return None
     if find_player(state, answer) is None:
         return None
-    if thread == "tie" and sender == state.king:
+    if thread.kind is ThreadKind.TIE:
         return NameWinner(sender, answer)
-    if thread.startswith("appeal-"):
-        appeal_id = thread.removeprefix("appeal-").upper()
+    if thread.kind is ThreadKind.APPEAL:
         if sender == state.deposed:
             return Crown(sender, answer)
-        appeal = state.appeal(appeal_id)
-        if sender == state.king and appeal is not None and appeal.judge is None:
+        appeal = state.appeal(thread.key)
+        if appeal is not None and state.judge_of(appeal) is None:
             return NameChampion(sender, appeal.id, answer)
     return None
+
+
+def expected(state: GameState, sender: str, thread: Thread | None, text: str) -> Command | None:
+    """What a bare reply that could not be taken as an answer would have meant, for the hint
+    "did you mean AWARD 7?": a number from the King while an award waits, in any thread."""
+    answer = first_words(text)
+    if thread is not None:
+        return None
+    number = re.fullmatch(r"(\d{1,4})(\s*(points?|punti))?", answer, re.I)
+    if number and sender == state.king and state.phase is Phase.AWARD:
+        return Award(sender, int(number.group(1)))
+    return None
+
+
+def spell(command: Command, language: str) -> str:
+    """The command written out as a player would type it, in the game's language."""
+    keyword = {spec.name: spec for spec in REGISTRY}
+    italian = language == "it"
+
+    def word(name: str) -> str:
+        spec = keyword[name]
+        return spec.italian if italian else spec.english
+
+    if isinstance(command, Award):
+        return f"{word('award')} {command.points}"
+    if isinstance(command, Confirm):
+        return f"{word('confirm')} {command.rule}"
+    if isinstance(command, Crown):
+        return f"{word('crown')} {command.who}"
+    if isinstance(command, NameChampion):
+        return f"{word('champion')} {command.appeal} {command.who}"
+    if isinstance(command, NameWinner):
+        return f"{word('winner')} {command.who}"
+    return ""

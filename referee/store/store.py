@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
 from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import bindparam, delete, func, insert, inspect, update
+from sqlalchemy import bindparam, case, delete, func, insert, inspect, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
@@ -23,6 +24,7 @@ from sqlmodel import Session, SQLModel, col, create_engine, select
 
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
+from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
     EventRow,
     GameRow,
@@ -238,19 +240,31 @@ class Store:
             session.commit()
 
     def record_failure(
-        self, game_id: int, message_id: str, sender: str, at: datetime, error: str
+        self,
+        game_id: int,
+        message_id: str,
+        sender: str,
+        at: datetime,
+        error: str,
+        key: str | None = None,
     ) -> None:
-        """A message that made processing fail: kept in the quarantine folder, noted here."""
+        """A message that made processing fail: kept in the quarantine folder, noted here.
+
+        `key` is the mail's dedupe key (`InboundMail.dedupe_key`); without it, one made from
+        the sender and Message-ID alone.
+        """
+        key = key or dedupe_key(sender, message_id, "")
         with Session(self.engine) as session:
             exists = session.exec(
                 select(InboundRow).where(
-                    InboundRow.game_id == game_id, InboundRow.message_id == message_id
+                    InboundRow.game_id == game_id, InboundRow.dedupe_key == key
                 )
             ).first()
             if exists is None:
                 session.add(
                     InboundRow(
                         game_id=game_id,
+                        dedupe_key=key,
                         message_id=message_id,
                         sender=sender,
                         received_at=at,
@@ -289,13 +303,36 @@ _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
 _SEEN = select(_INBOUND.id).where(
     _INBOUND.game_id == bindparam("g"),
-    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.dedupe_key.in_(bindparam("k", expanding=True)),
     _INBOUND.status != "quarantined",  # a message put back after a fix is processed again
 )
 _FORGET_QUARANTINED = delete(_INBOUND_T).where(
     _INBOUND.game_id == bindparam("g"),
-    _INBOUND.message_id == bindparam("m"),
+    _INBOUND.dedupe_key == bindparam("k"),
     _INBOUND.status == "quarantined",
+)
+_TODAY = (
+    select(
+        func.count(),
+        func.coalesce(func.sum(_INBOUND.commands), 0),
+        func.coalesce(
+            func.sum(case((_INBOUND.note == "no_command", 1), else_=0)),
+            0,
+        ),
+    )
+    .select_from(_INBOUND_T)
+    .where(
+        _INBOUND.game_id == bindparam("g"),
+        _INBOUND.sender == bindparam("a"),
+        _INBOUND.received_at >= bindparam("start"),
+        _INBOUND.received_at < bindparam("end"),
+        _INBOUND.status.in_(("processed", "refused")),
+    )
+)
+_NOTES_TODAY = (
+    select(func.count())
+    .select_from(_STRANGERS_T)
+    .where(_STRANGERS.game_id == bindparam("g"), _STRANGERS.day == bindparam("d"))
 )
 _LAST_SEQ = select(func.max(_EVENTS.seq)).where(_EVENTS.game_id == bindparam("g"))
 _SNAPSHOT_SEQ = select(_GAMES.snapshot_seq).where(_GAMES.id == bindparam("g"))
@@ -337,24 +374,35 @@ class UnitOfWork:
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
         return self.session.connection().execute(statement, params)
 
-    def seen(self, message_id: str) -> bool:
-        return self._run(_SEEN, {"g": self.game_id, "m": message_id}).first() is not None
+    def seen(self, mail: InboundMail) -> bool:
+        """Whether this mail (same sender, Message-ID and body) was applied already."""
+        keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]  # 0002's rows
+        return self._run(_SEEN, {"g": self.game_id, "k": keys}).first() is not None
 
     def record_inbound(
-        self, message_id: str, sender: str, at: datetime, status: str, note: str = ""
+        self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0
     ) -> None:
-        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "m": message_id})
+        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": mail.dedupe_key})
         self._run(
             _INSERT_INBOUND,
             {
                 "game_id": self.game_id,
-                "message_id": message_id,
-                "sender": sender,
+                "dedupe_key": mail.dedupe_key,
+                "message_id": mail.message_id,
+                "sender": mail.sender,
                 "received_at": at,
                 "status": status,
                 "note": note[:500],
+                "commands": commands,
             },
         )
+
+    def sender_today(self, sender: str, at: datetime) -> SenderDay:
+        """What this sender has asked of the referee so far on `at`'s day (UTC)."""
+        start = datetime.combine(at.astimezone(UTC).date(), time(), tzinfo=UTC)
+        params = {"g": self.game_id, "a": sender, "start": start, "end": start + timedelta(1)}
+        mails, commands, empty = self._run(_TODAY, params).one()
+        return SenderDay(int(mails), int(commands), int(empty))
 
     def last_seq(self) -> int:
         if self._seq is None:
@@ -403,10 +451,21 @@ class UnitOfWork:
             }
         )
 
-    def first_note_today(self, address: str, day: str) -> bool:
-        """True once per address and day: a stranger gets at most one short note a day."""
+    def first_note_today(self, address: str, day: str, cap: int | None = None) -> bool:
+        """True once per address and day, and for at most `cap` addresses a day in all."""
         params = {"g": self.game_id, "a": address, "d": day}
         if self._run(_NOTED, params).first() is not None:
             return False
+        if cap is not None and int(self._run(_NOTES_TODAY, params).scalar() or 0) >= cap:
+            return False
         self._run(_INSERT_STRANGER, {"game_id": self.game_id, "address": address, "day": day})
         return True
+
+
+@dataclass(frozen=True)
+class SenderDay:
+    """One sender's mail, commands and unanswerable mail on one day, before this mail."""
+
+    mails: int
+    commands: int
+    empty: int

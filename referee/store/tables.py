@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, LargeBinary, Text, UniqueConstraint
+from sqlalchemy import Column, Index, LargeBinary, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -39,16 +39,27 @@ class EventRow(SQLModel, table=True):
 
 
 class InboundRow(SQLModel, table=True):
+    """Every inbound mail, keyed by sender, Message-ID and body (see `parse.dedupe_key`).
+
+    The Message-ID itself is kept as written, in a column with no index: any length and any
+    characters fit on both databases, and no one can take a player's Message-ID ahead of him.
+    """
+
     __tablename__ = "inbound"
-    __table_args__ = (UniqueConstraint("game_id", "message_id"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "dedupe_key"),
+        Index("ix_inbound_sender_day", "game_id", "sender", "received_at"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="games.id", index=True)
-    message_id: str
+    dedupe_key: str = Field(sa_column=Column(String(64), nullable=False))  # SHA-256, hex
+    message_id: str = Field(sa_column=Column(Text, nullable=False))
     sender: str
     received_at: datetime
-    status: str  # processed | ignored | stranger | duplicate
+    status: str  # processed | refused | ignored | stranger | quarantined
     note: str = ""
+    commands: int = 0  # commands read from it, for the per-sender daily limit
 
 
 class OutboxRow(SQLModel, table=True):

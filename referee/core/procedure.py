@@ -1,0 +1,236 @@
+"""The procedure as data: who may make which move in which stage of the game, and by what rule.
+
+One table answers "may X happen in stage Y?" for every command, in the spirit of h11's
+`EVENT_TRIGGERED_TRANSITIONS`. Each row names the command, the role its sender must hold
+(player, subject, the player whose turn it is, the proposer, the King, the judge of the appeal,
+the deposed King), the stages in which it may be made, and the rules that grant it: 114
+(leaving), 112 (debate), 201-203 and 208 (the turn and the vote), 209 (the tie), 111 and 211
+(parameters), 212-215 (appeals, accusations, the crown). `bar` checks a command against its row
+in one place, before any handler runs, and says why it is refused. What depends on the object a
+command names (is proposal 301 open, is A1 settled) is left to the handler.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.core.events import (
+    Accuse,
+    Agree,
+    Award,
+    Command,
+    Confirm,
+    Crown,
+    Extend,
+    GiveRuling,
+    NameChampion,
+    NameWinner,
+    OpenAppeal,
+    Propose,
+    Query,
+    Quit,
+    Reason,
+    Revise,
+    SetParameter,
+    Vote,
+)
+from referee.core.model import GameState, Phase
+
+
+class Stage(enum.StrEnum):
+    """Where the game stands: the turn's parts (202), the 212 hold, a 209 tie, the end."""
+
+    PROPOSE = "propose"  # 202 (1)
+    DEBATE = "debate"  # 202 (2), 112
+    VOTING = "voting"  # 202 (3), 203
+    AWARD = "award"  # 202 (4)
+    APPEAL = "appeal"  # 212: the next turn waits for a settlement
+    TIE = "tie"  # 209: the King names the winner among players level
+    OVER = "over"  # 209, 215
+
+
+class Role(enum.StrEnum):
+    """Who the sender must be for a move."""
+
+    ANYONE = "anyone"  # a player, even one who left: read-only queries
+    PLAYER = "player"  # an active player (114)
+    SUBJECT = "subject"  # an active player who is not King (213)
+    TURN_PLAYER = "turn player"  # the player whose turn it is (201, 202)
+    PROPOSER = "proposer"  # who made the proposal (112)
+    KING = "King"  # 202, 209, 212, 214
+    JUDGE = "judge"  # the King in office, or the Champion he named (212, 213, 214)
+    DEPOSED = "deposed King"  # 213
+
+
+IN_TURN = frozenset({Stage.PROPOSE, Stage.DEBATE, Stage.VOTING, Stage.AWARD, Stage.APPEAL})
+ALWAYS = IN_TURN | {Stage.TIE}  # every stage but the end
+
+
+@dataclass(frozen=True)
+class Move:
+    """One row of the table: a command, its sender's role, its stages, its rules."""
+
+    command: type
+    name: str  # the English keyword, for the docs and HELP
+    role: Role
+    stages: frozenset[Stage]
+    rules: str  # the rules that grant it
+    outside: Reason = Reason.WRONG_PHASE  # the refusal in a stage of the turn not listed
+    note: str = ""  # what the handler checks on the object the command names
+
+
+TABLE: tuple[Move, ...] = (
+    Move(Propose, "PROPOSE", Role.TURN_PLAYER, frozenset({Stage.PROPOSE}), "201, 202 (1), 103"),
+    Move(
+        Revise,
+        "REVISE",
+        Role.PROPOSER,
+        frozenset({Stage.DEBATE}),
+        "112",
+        Reason.DEBATE_OVER,
+        "the proposal is the current one",
+    ),
+    Move(Vote, "VOTE", Role.PLAYER, IN_TURN, "203, 208", note="the proposal is open for votes"),
+    Move(
+        Extend,
+        "EXTEND",
+        Role.KING,
+        frozenset({Stage.DEBATE}),
+        "112",
+        Reason.DEBATE_OVER,
+        "the proposal is the current one",
+    ),
+    Move(Award, "AWARD", Role.KING, frozenset({Stage.AWARD}), "202 (4)"),
+    Move(NameWinner, "WINNER", Role.KING, frozenset({Stage.TIE}), "209", Reason.NO_TIE),
+    Move(OpenAppeal, "APPEAL", Role.PLAYER, ALWAYS, "212"),
+    Move(
+        NameChampion,
+        "CHAMPION",
+        Role.KING,
+        ALWAYS,
+        "212, 213",
+        note="the King is a party, or it is an accusation",
+    ),
+    Move(GiveRuling, "RULING", Role.JUDGE, ALWAYS, "212, 213, 214, 215", note="the appeal is open"),
+    Move(Agree, "AGREE / DISAGREE", Role.PLAYER, ALWAYS, "212", note="a ruling is published"),
+    Move(Accuse, "ACCUSE", Role.SUBJECT, ALWAYS, "213"),
+    Move(Crown, "CROWN", Role.DEPOSED, ALWAYS, "213, 214"),
+    Move(Quit, "QUIT", Role.PLAYER, ALWAYS, "114"),
+    Move(Confirm, "CONFIRM", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
+    Move(SetParameter, "SET", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
+    Move(
+        Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ""
+    ),
+)
+LEGALITY: Mapping[type, Move] = {move.command: move for move in TABLE}
+
+
+@dataclass(frozen=True)
+class Bar:
+    """Why a command may not be made now: a reason with the data its template shows."""
+
+    reason: Reason
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def stage_of(state: GameState) -> Stage:
+    if state.phase is Phase.OVER:
+        return Stage.OVER
+    if state.tie:
+        return Stage.TIE
+    return Stage(state.phase.value)
+
+
+def bar(state: GameState, cmd: Command) -> Bar | None:
+    """The one gate: None when the table allows the move now, else why not.
+
+    The order is the game's: who is playing at all; the holds on the whole game (its end, a
+    tie, an appeal); the sender's role; then the part of the turn.
+    """
+    move = LEGALITY[type(cmd)]
+    player = state.player(cmd.sender)
+    if player is None or (move.role is not Role.ANYONE and not player.active):
+        return Bar(Reason.NOT_ACTIVE)
+    stage = stage_of(state)
+    if move.role is Role.ANYONE:
+        return None
+    if stage is Stage.OVER:
+        return Bar(Reason.GAME_OVER, {"winner": _name(state, state.winner)})
+    if stage not in move.stages and stage is Stage.TIE:
+        return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "209"})
+    if stage not in move.stages and stage is Stage.APPEAL:
+        return Bar(Reason.APPEAL_PENDING, {"appeals": [a.id for a in state.open_appeals]})
+    refused = _role_bar(state, cmd, move.role)
+    if refused is not None:
+        return refused
+    if stage not in move.stages:
+        return _outside(state, cmd, move, stage)
+    return None
+
+
+def _outside(state: GameState, cmd: Command, move: Move, stage: Stage) -> Bar:
+    """The refusal of a move made in a part of the turn its row does not list."""
+    if move.outside is Reason.DEBATE_OVER:  # a move on the debate of a proposal (112)
+        number = getattr(cmd, "number", 0) or state.current_proposal
+        if number is None:
+            return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "202"})
+        if state.proposal(number) is None:
+            return Bar(Reason.UNKNOWN_PROPOSAL, {"number": number})
+        return Bar(Reason.DEBATE_OVER, {"number": number})
+    if move.outside is Reason.WRONG_PHASE:
+        return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "202"})
+    return Bar(move.outside)
+
+
+def _role_bar(state: GameState, cmd: Command, role: Role) -> Bar | None:
+    sender = cmd.sender
+    if role is Role.KING:
+        if state.king is None:
+            return Bar(Reason.NO_KING)
+        if sender != state.king:
+            return Bar(Reason.NOT_KING, {"king": _name(state, state.king)})
+    elif role is Role.SUBJECT:
+        if state.king is None:
+            return Bar(Reason.NO_KING)
+        if sender == state.king:
+            return Bar(Reason.KING_CANNOT_ACCUSE)
+    elif role is Role.TURN_PLAYER:
+        if sender != state.turn_player:
+            return Bar(Reason.NOT_YOUR_TURN, {"player": _name(state, state.turn_player)})
+    elif role is Role.DEPOSED:
+        if sender != state.deposed:
+            return Bar(Reason.NOT_DEPOSED)
+    elif role is Role.PROPOSER and isinstance(cmd, Revise):
+        proposal = state.proposal(cmd.number)
+        if proposal is not None and proposal.proposer != sender:
+            return Bar(Reason.NOT_PROPOSER, {"number": cmd.number})
+    elif role is Role.JUDGE and isinstance(cmd, GiveRuling):
+        appeal = state.appeal(cmd.appeal)
+        judge = (
+            state.judge_of(appeal)
+            if appeal is not None and appeal in state.open_appeals
+            else sender
+        )
+        if judge != sender:
+            return Bar(Reason.NOT_JUDGE, {"id": cmd.appeal.upper(), "judge": _name(state, judge)})
+    return None
+
+
+def _name(state: GameState, email: str | None) -> str:
+    player = state.player(email) if email else None
+    return player.name if player is not None else (email or "")
+
+
+def markdown() -> str:
+    """The table for docs/procedure.md: a row per command, a column per stage."""
+    stages = [s for s in Stage if s is not Stage.OVER]
+    head = ["command", "who", *[s.value for s in stages], "rules", "also checked"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for move in TABLE:
+        marks = ["yes" if s in move.stages else "·" for s in stages]
+        row = [f"`{move.name}`", move.role.value, *marks, move.rules or "—", move.note or ""]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"

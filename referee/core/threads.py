@@ -1,0 +1,89 @@
+"""Mail threads as values: what a notice belongs to, built and parsed in one place (107, 202-214).
+
+A proposal's circulation, reminders and result share the thread `proposal-301`; the King's
+prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1` (212,
+213), `tie` (209). The mail layer writes a thread into Message-IDs and reads it back from a
+reply's In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+
+class ThreadKind(enum.StrEnum):
+    PROPOSAL = "proposal"  # 107, 112, 203
+    AWARD = "award"  # 202 (4): the King's points
+    PARAMETERS = "parameters"  # 111, 211: the King confirms a rule's parameters
+    APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
+    TIE = "tie"  # 209: the King names the winner
+
+
+_PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
+_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie)")
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One thread of a game's mail: a kind and what it is about."""
+
+    kind: ThreadKind
+    key: str = ""  # "301", "A1", "202-305"; empty for the tie
+
+    @classmethod
+    def proposal(cls, number: int) -> Thread:
+        return cls(ThreadKind.PROPOSAL, str(number))
+
+    @classmethod
+    def award(cls, number: int | None) -> Thread:
+        return cls(ThreadKind.AWARD, str(number or 0))
+
+    @classmethod
+    def parameters(cls, rule: int, proposal: int) -> Thread:
+        return cls(ThreadKind.PARAMETERS, f"{rule}-{proposal}")
+
+    @classmethod
+    def appeal(cls, appeal_id: str) -> Thread:
+        return cls(ThreadKind.APPEAL, appeal_id.upper())
+
+    @classmethod
+    def tie(cls) -> Thread:
+        return cls(ThreadKind.TIE)
+
+    @property
+    def name(self) -> str:
+        """The thread's name as it appears in Message-IDs: `award-301`, `appeal-a1`, `tie`."""
+        return self.kind.value if not self.key else f"{self.kind.value}-{self.key.lower()}"
+
+    @property
+    def prompt(self) -> bool:
+        """A thread in which the King's (or deposed King's) bare reply is an answer."""
+        return self.kind in _PROMPTS
+
+    @property
+    def number(self) -> int | None:
+        """The proposal (award, proposal) or the rule identity (parameters) it is about."""
+        head = self.key.split("-")[0]
+        return int(head) if head.isdigit() else None
+
+    @property
+    def proposal_number(self) -> int | None:
+        """The proposal of a parameters thread (`parameters-<rule>-<proposal>`)."""
+        tail = self.key.rpartition("-")[2]
+        return int(tail) if self.kind is ThreadKind.PARAMETERS and tail.isdigit() else None
+
+    @classmethod
+    def parse(cls, name: str) -> Thread | None:
+        found = _NAME.fullmatch(name.strip().lower())
+        if found is None:
+            return None
+        if found.group(3):
+            return cls.tie()
+        kind = ThreadKind(found.group(1))
+        key = found.group(2).upper() if kind is ThreadKind.APPEAL else found.group(2)
+        return cls(kind, key)
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,66 @@
+"""Lines the referee itself circulated: a command that repeats one in a reply is not obeyed.
+
+Serves rules 107 (proposals are circulated in writing) and every rule a command acts under:
+a proposal's text, an appeal's question or a ruling may hold lines such as `VOTE 301 YES` or
+`QUIT`, planted for a client that quotes the notice without `>` marks under a header this
+referee does not know. The referee knows what it sent: the texts are in the game's state, so
+live service and replay reach the same answer whether or not mail is rendered. A mail that
+answers one of the referee's mails (its In-Reply-To or References name the game's Message-IDs)
+has each command line compared, word for word after folding case and accents, with the
+command-like lines of what was circulated in that thread (a proposal's or an appeal's), or of
+every circulated text when the thread is not one of those.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from referee.core.model import GameState
+from referee.mail.commands import fold, match
+
+
+def normalise(line: str) -> str:
+    """A line as compared: no quote marks or emphasis, folded, single spaces."""
+    return " ".join(fold(line.lstrip(" \t>*_")).split())
+
+
+def referee_thread(
+    references: tuple[str, ...], in_reply_to: str, slug: str, domain: str
+) -> str | None:
+    """None when the mail answers none of the game's mails; else the thread's name or ""."""
+    pattern = re.compile(rf"<{re.escape(slug)}\.([a-z0-9-]+)@{re.escape(domain)}>", re.I)
+    found: str | None = None
+    for reference in (in_reply_to, *reversed(references)):
+        hit = pattern.fullmatch(reference.strip())
+        if hit is None:
+            continue
+        name = hit.group(1).lower()
+        if re.fullmatch(r"(proposal|appeal)-[a-z0-9]+", name):
+            return name
+        found = ""
+    return found
+
+
+def circulated_lines(state: GameState, thread: str) -> frozenset[str]:
+    """The command-like lines of the texts circulated in `thread` ("" for all of them)."""
+    texts: list[str] = []
+    if thread.startswith("proposal-") and thread[9:].isdigit():
+        proposal = state.proposal(int(thread[9:]))
+        texts += [proposal.text, proposal.old_text] if proposal else []
+    elif thread.startswith("appeal-"):
+        appeal = state.appeal(thread[7:].upper())
+        texts += [appeal.question, appeal.ruling or ""] if appeal else []
+    else:
+        texts += [t for p in state.proposals for t in (p.text, p.old_text)]
+        texts += [t for a in state.appeals for t in (a.question, a.ruling or "")]
+        texts += [r.full_text for r in state.rules]
+    return frozenset(_command_lines(texts))
+
+
+def _command_lines(texts: Iterable[str]) -> Iterable[str]:
+    for text in texts:
+        for line in text.splitlines():
+            cleaned = normalise(line)
+            if cleaned and match(cleaned) is not None:
+                yield cleaned

@@ -1,0 +1,289 @@
+"""Who sent it: each way issue 7 found to pass as another player, reproduced and refused.
+
+Every mail goes through the real parser and the service; DKIM with real RSA keys (dkimpy) and a
+DNS stub; Authentication-Results as a receiving server writes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import dkim
+import pytest
+
+from referee.config import ConfigError, Settings, load_settings
+from referee.mail.auth import aligned, organisational_domain, warning
+from referee.mail.parse import parse_message
+from referee.runner import Service
+from referee.service import Referee
+from referee.store.store import Store
+from tests.conftest import CONFIG
+from tests.helpers import BOB, CARLA, DAY, T0
+from tests.sender_mail import SERVER, guarded_game, make_key, outbox, raw_mail, reply_text, sign
+
+LATER = T0 + DAY / 12
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
+    return make_key(tmp_path_factory.mktemp("dkim"))
+
+
+@pytest.fixture
+def guarded(settings: Settings, key: tuple[bytes, bytes]) -> Iterator[Referee]:
+    store, referee = guarded_game(settings, key[1])
+    try:
+        # Carla's proposal 301, vouched for by the server, so there is something to vote on.
+        proposal = raw_mail(
+            CARLA,
+            "PROPOSE ENACT\nBe kind.\nEND",
+            top=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
+        )
+        assert referee.receive(proposal, T0 + DAY / 24).status == "processed"
+        yield referee
+    finally:
+        store.close()
+
+
+def bobs_vote(referee: Referee) -> bool | None:
+    proposal = referee.state.proposal(301)
+    assert proposal is not None
+    return proposal.vote_of(BOB)
+
+
+# ----- From is parsed before anything is decoded ---------------------------------------------
+
+
+def test_an_encoded_display_name_never_becomes_the_sender(referee: Referee) -> None:
+    referee.receive(raw_mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND"), T0 + DAY / 24)
+    forged = raw_mail(
+        "=?utf-8?q?Bob_Rossi_=3Cbob=40example.org=3E=2C?= <mallory@evil.example>",
+        "VOTE 301 NO",
+        top=(("Authentication-Results", f"{SERVER}; dmarc=pass header.from=evil.example"),),
+    )
+    assert parse_message(forged).sender == "mallory@evil.example"
+    receipt = referee.receive(forged, LATER)
+    assert receipt.status == "stranger"
+    assert bobs_vote(referee) is None
+    notes = outbox(referee, "stranger")
+    assert [m["To"].addresses[0].addr_spec for m in notes] == ["mallory@evil.example"]
+
+
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        ("=?utf-8?q?bob=40example.org?=", "malformed"),  # a display name, no address
+        ("bob@example.org, carla@example.org", "2 addresses"),
+        ("Bob <bob@example.org> <carla@example.org>", "malformed"),
+        ("Players: bob@example.org;", "group"),
+        ("Players:;", "group"),
+        ("", "0 addresses"),
+        ("bob\x01@example.org", "malformed"),
+    ],
+)
+def test_a_from_without_exactly_one_mailbox_is_refused(
+    referee: Referee, header: str, problem: str
+) -> None:
+    referee.receive(raw_mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND"), T0 + DAY / 24)
+    before = len(outbox(referee))
+    mail = raw_mail(header, "VOTE 301 NO")
+    parsed = parse_message(mail)
+    assert parsed.sender == "" and problem in parsed.sender_problem
+    assert referee.receive(mail, LATER).status == "refused"
+    assert bobs_vote(referee) is None
+    assert len(outbox(referee)) == before  # no one to answer: nothing is sent to anyone
+
+
+def test_two_from_headers_are_no_sender(referee: Referee) -> None:
+    mail = raw_mail(BOB, "STATUS", headers=(("From", CARLA),))
+    assert parse_message(mail).sender_problem == "two From headers"
+    assert referee.receive(mail, LATER).status == "refused"
+
+
+# ----- Authentication-Results: only the receiving server's own, topmost ---------------------
+
+
+def test_a_forged_pass_below_the_servers_none_is_ignored(guarded: Referee) -> None:
+    forged = raw_mail(
+        BOB,
+        "VOTE 301 NO",
+        top=(("Authentication-Results", f"{SERVER}; dkim=none"),),
+        headers=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
+    )
+    assert guarded.receive(forged, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+    assert f"{SERVER} reports dkim=none" in reply_text(guarded)
+
+
+def test_a_forged_header_below_the_servers_received_is_ignored(guarded: Referee) -> None:
+    """A server that added no results of its own: the copy below its Received came with it."""
+    forged = raw_mail(
+        BOB,
+        "VOTE 301 NO",
+        top=(("Received", f"from evil.example by {SERVER} with ESMTPS id 1; {T0:%a, %d %b %Y}"),),
+        headers=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
+    )
+    assert guarded.receive(forged, LATER).status == "refused"
+    assert "came with the mail" in reply_text(guarded)
+    genuine = raw_mail(
+        BOB,
+        "VOTE 301 NO",
+        top=(
+            ("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),
+            ("Received", f"from mail.example.org by {SERVER} with ESMTPS id 2"),
+        ),
+    )
+    assert guarded.receive(genuine, LATER).status == "processed"
+    assert bobs_vote(guarded) is False
+
+
+def test_results_above_the_servers_own_do_not_count(guarded: Referee) -> None:
+    forged = raw_mail(
+        BOB,
+        "VOTE 301 NO",
+        top=(
+            ("Authentication-Results", "spamfilter.nomic.example; dkim=pass header.d=example.org"),
+            ("Authentication-Results", f"{SERVER}; dkim=fail header.d=example.org"),
+        ),
+    )
+    assert guarded.receive(forged, LATER).status == "refused"
+
+
+@pytest.mark.parametrize(
+    "results",
+    [
+        "dkim=pass header.d=org",  # a public suffix is no one's organisation
+        "dkim=pass header.d=evil.example",
+        "dmarc=pass header.from=evil.example",  # DMARC for someone else's domain
+        "spf=pass smtp.mailfrom=bob@example.org",  # SPF is about the envelope, not From
+    ],
+)
+def test_results_not_aligned_with_from_are_refused(guarded: Referee, results: str) -> None:
+    mail = raw_mail(BOB, "VOTE 301 NO", top=(("Authentication-Results", f"{SERVER}; {results}"),))
+    assert guarded.receive(mail, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+
+
+def test_a_wildcard_trusts_each_of_a_providers_servers(
+    settings: Settings, key: tuple[bytes, bytes]
+) -> None:
+    store, referee = guarded_game(settings, key[1], trusted=("*.messagingengine.com",))
+    try:
+        results = (
+            "mx6.messagingengine.com; arc=none (no signatures found); dkim=pass (2048-bit rsa "
+            "key sha256) header.d=example.org header.i=@example.org header.s=fm1; "
+            "dmarc=pass policy.published-domain-policy=none header.from=example.org"
+        )
+        mail = raw_mail(
+            CARLA, "PROPOSE ENACT\nBe kind.\nEND", top=(("Authentication-Results", results),)
+        )
+        assert referee.receive(mail, LATER).status == "processed"
+    finally:
+        store.close()
+
+
+# ----- DKIM verified here --------------------------------------------------------------------
+
+
+def test_a_signature_with_a_body_length_is_refused(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    genuine = sign(raw_mail(BOB, "STATUS"), key[0], length=True)
+    extended = genuine + b"VOTE 301 NO\r\n"
+    assert dkim.verify(extended, dnsfunc=guarded.dns)  # what fooled the referee before
+    assert guarded.receive(extended, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+    assert "l=" in reply_text(guarded)
+
+
+def test_a_subject_prepended_to_a_signed_mail_is_not_read(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    genuine = sign(raw_mail(BOB, "Hello all", subject="hello"), key[0])
+    forged = b"Subject: VOTE 301 NO\r\n" + genuine
+    assert dkim.verify(forged, dnsfunc=guarded.dns)  # DKIM checks the last Subject only
+    receipt = guarded.receive(forged, LATER)
+    assert receipt.status == "refused" and bobs_vote(guarded) is None
+    assert "Subject more than once" in reply_text(guarded)
+
+
+def test_a_signature_must_cover_from_subject_date_and_message_id(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    thin = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], headers=(b"from", b"subject"))
+    assert guarded.receive(thin, LATER).status == "refused"
+    assert "does not sign date, message-id" in reply_text(guarded)
+
+
+def test_a_signature_from_a_public_suffix_is_not_aligned(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    assert not aligned("org", "example.org") and not aligned("co.uk", "example.co.uk")
+    assert organisational_domain("mail.example.co.uk") == "example.co.uk"
+    suffix = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], domain=b"org")
+    assert dkim.verify(suffix, dnsfunc=guarded.dns)
+    assert guarded.receive(suffix, LATER).status == "refused"
+    assert "d=org not aligned" in reply_text(guarded)
+
+
+def test_a_signature_by_a_subdomain_of_the_senders_organisation_passes(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    mail = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], domain=b"mail.example.org")
+    assert guarded.receive(mail, LATER).status == "processed"
+    assert bobs_vote(guarded) is False
+
+
+def test_a_signed_mail_from_two_addresses_is_nobodys(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    mail = sign(raw_mail(f"{BOB}, {CARLA}", "VOTE 301 NO"), key[0])
+    assert guarded.receive(mail, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+
+
+# ----- on by default with IMAP, and loud when off --------------------------------------------
+
+IMAP = '\n[imap]\nhost = "127.0.0.1"\n'
+
+
+def config(folder: Path, extra: str) -> Path:
+    path = folder / "game.toml"
+    path.write_text(CONFIG.format(language="en") + extra, encoding="utf-8")
+    return path
+
+
+def test_authentication_is_on_by_default_once_imap_is_configured(tmp_path: Path) -> None:
+    assert load_settings(config(tmp_path, IMAP)).auth.required
+    assert not load_settings(config(tmp_path, "")).auth.required  # a local Maildir: off
+    off = load_settings(config(tmp_path, IMAP + "\n[auth]\nrequired = false\n"))
+    message = warning(off)
+    assert message is not None and "anyone" in message and "[auth] required = false" in message
+    trusted = load_settings(
+        config(tmp_path, '\n[auth]\ntrusted_authserv_id = ["mx.nomic.example", "*.mx.net"]\n')
+    )
+    assert trusted.auth.trusted_authserv_id == ("mx.nomic.example", "*.mx.net")
+    with pytest.raises(ConfigError, match="not a host name"):
+        load_settings(config(tmp_path, '\n[auth]\ntrusted_authserv_id = "mx; dkim=pass"\n'))
+    with pytest.raises(ConfigError, match="not both"):
+        load_settings(config(tmp_path, "\n[auth]\nrequired = true\nrequire_dkim = true\n"))
+
+
+def test_the_service_says_loudly_at_start_that_anyone_can_be_anyone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = load_settings(config(tmp_path, ""))
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, T0)
+        service = Service(settings, store)
+        stop = asyncio.Event()
+        stop.set()
+        with caplog.at_level(logging.WARNING):
+            asyncio.run(service.run_forever(stop))
+    finally:
+        store.close()
+    assert any("SENDER AUTHENTICATION IS OFF" in r.getMessage() for r in caplog.records)
