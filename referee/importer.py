@@ -190,6 +190,7 @@ class _Reader:
         self.unnumbered = 0
         self.styles: set[str] = set()
         self.markdown = False
+        self.last_text = -1  # the index of the last line with text
 
     # ----- helpers ------------------------------------------------------------------------
 
@@ -311,6 +312,7 @@ class _Reader:
 
     def read(self) -> None:
         lines = self.lines
+        self.last_text = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
         index = self.read_title()
         previous = "start"  # start | blank | text | heading | rule
         while index < len(lines):
@@ -359,7 +361,7 @@ class _Reader:
                 previous = "heading"
                 continue
             found = _MARKER.match(line)
-            more = any(x.strip() for x in lines[index:])
+            more = index <= self.last_text
             if standalone and more and _is_caps_heading(line):
                 label = ""
                 if found is not None and not found.group("bullet") and not found.group("pre"):

@@ -707,6 +707,7 @@ class _Step:
                 new.number,
                 proposal=n,
                 parameters=changes.parameter_changes(old.parameters, new.parameters),
+                label=labels.display(old),
             )
         )
         if kind in AMENDING_KINDS:

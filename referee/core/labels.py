@@ -75,9 +75,18 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
     return Found(None, tuple(pathed))
 
 
+def display(rule: Rule) -> str:
+    """The label to show beside the number: the path when labels repeat under headings
+    (`II/III`), else the label (`§ 2.2`); empty for rules that have none."""
+    if not rule.label:
+        return rule.path if "/" in rule.path else ""
+    return rule.path if "/" in rule.path else rule.label
+
+
 def shown(rule: Rule) -> str:
     """`103 (§ 2.2)`: the number, with the label beside it when the rule has one."""
-    return f"{rule.number} ({rule.label})" if rule.label else str(rule.number)
+    label = display(rule)
+    return f"{rule.number} ({label})" if label else str(rule.number)
 
 
 def reading_order(rules: Iterable[Rule]) -> tuple[Rule, ...]:

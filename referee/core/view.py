@@ -25,8 +25,9 @@ def rule_data(rule: Rule) -> dict[str, Any]:
         "mutable": rule.mutable,
         "in_force": rule.in_force,
         "title": rule.title,
-        "label": rule.label,  # the document's own label ("§ 2.2"), shown beside the number
-        "path": rule.path,
+        "label": rule.label,  # the document's own label ("§ 2.2")
+        "path": rule.path,  # where the document had it ("II/III")
+        "shown_label": labels.display(rule),  # what mails show beside the number
         "text": rule.text,
         "full_text": rule.full_text,
         "amendments": [{"id": rule.amendment_id(a.seq), "text": a.text} for a in rule.amendments],
@@ -64,7 +65,7 @@ def proposal_data(state: GameState, p: Proposal) -> dict[str, Any]:
         "kind": p.kind.value,
         "target": p.target_number,
         "target_now": target.number if target else None,
-        "target_label": target.label if target else "",
+        "target_label": labels.display(target) if target else "",
         "target_mutable": target.mutable if target else None,
         "amendment": amendment,
         "status": p.status.value,
