@@ -397,3 +397,109 @@ def _named(rules: dict[int, Rule], ref: str) -> Rule:
     found = labels.resolve(tuple(rules.values()), ref)
     assert found.rule is not None, ref
     return found.rule
+
+
+@pytest.mark.parametrize(
+    ("line", "number", "ref"),
+    [
+        ("RULE § 2.2", None, "§ 2.2"),
+        ("RULE 2.2", None, "2.2"),
+        ("RULE §2.2.", None, "§2.2."),
+        ("REGOLA 202", 202, ""),
+        ("HISTORY II/III", None, "II/III"),
+        ("STORIA IV", None, "IV"),
+        ("RULE ¶2", None, "¶2"),
+        ("RULE § -1", None, "§ -1"),
+    ],
+)
+def test_every_rule_command_takes_a_label_or_a_path(
+    line: str, number: int | None, ref: str
+) -> None:
+    from referee.core.events import Query
+    from referee.mail.commands import parse_commands
+
+    [parsed] = parse_commands(BOB, "", line)
+    assert isinstance(parsed.command, Query), parsed.problem
+    assert (parsed.command.number, parsed.command.ref) == (number, ref)
+
+
+def test_proposals_name_their_rule_by_label() -> None:
+    from referee.core.events import Propose
+    from referee.core.model import ProposalKind as K
+    from referee.mail.commands import parse_commands
+
+    text = (
+        "PROPOSE AMEND § 2.2 Uusi teksti.\nToinen rivi.\nEND\n"
+        "PROPOSE REPEAL IV\nPROPOSE TRANSMUTE § -1\nPROPONGO ABROGARE II/III\n"
+        "PROPOSE ENACT AMENDMENT 2.2.1\nLisäys.\nEND\nPROPOSE REPEAL § 2.2 § 2.3\n"
+    )
+    found = parse_commands(BOB, "", text)
+    commands = [p.command for p in found]
+    assert commands[0] == Propose(BOB, K.AMEND, text="Uusi teksti.\nToinen rivi.", ref="§ 2.2")
+    assert commands[1] == Propose(BOB, K.REPEAL, ref="IV")
+    assert commands[2] == Propose(BOB, K.TRANSMUTE, ref="§ -1")
+    assert commands[3] == Propose(BOB, K.REPEAL, ref="II/III")
+    assert commands[4] == Propose(BOB, K.ENACT_AMENDMENT, text="Lisäys.", ref="2.2.1")
+    assert commands[5] is None and found[5].problem  # two rules at once: a syntax problem
+
+
+def test_a_game_saved_before_labels_reads_back() -> None:
+    """States and events logged before rules had labels (no `label`, `path`, `ref` keys)."""
+    from referee.core import codec
+    from referee.core.events import Propose
+    from referee.core.model import ProposalKind
+    from tests.helpers import new_game
+
+    state = new_game()
+    data = codec.state_to_data(state)
+    for rule in data["rules"]:
+        del rule["label"], rule["path"]
+    assert codec.state_from_data(data) == state
+    event = codec.event_to_data(Propose(BOB, ProposalKind.REPEAL, target=209))
+    del event["ref"]
+    assert codec.event_from_data(event) == Propose(BOB, ProposalKind.REPEAL, target=209)
+
+
+def test_documents_that_cannot_be_rules_get_a_clear_answer(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n   \n", encoding="utf-8")
+    done = cli("import", empty, "--out", tmp_path / "a")
+    assert done.returncode == 2 and "no rules found" in done.stderr
+    binary = tmp_path / "laws.pdf"
+    binary.write_bytes(b"%PDF-1.4\n\xff\xfe\x00\x81 binary")
+    done = cli("import", binary, "--out", tmp_path / "b")
+    assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
+    done = cli("export", tmp_path / "nowhere")
+    assert done.returncode == 2 and "not a ruleset folder" in done.stderr
+
+
+def test_markdown_export_of_a_text_document_reads_back_the_same(tmp_path: Path) -> None:
+    from referee import rulebook
+
+    folder = tmp_path / "kerho"
+    assert cli("import", DATA / "kerho-luvut.txt", "--out", folder).returncode == 0
+    markdown = cli("export", folder, "--format", "md")
+    assert markdown.returncode == 0
+    assert markdown.stdout.startswith("# TUONELAN PELIKERHON JÄRJESTYSSÄÄNTÖ")
+    assert "\n## I LUKU\n" in markdown.stdout
+    written = tmp_path / "kerho.md"
+    written.write_text(markdown.stdout, encoding="utf-8")
+    again = tmp_path / "again"
+    assert cli("import", written, "--out", again).returncode == 0
+    first, second = rulebook.load_folder(folder).rules, rulebook.load_folder(again).rules
+    assert [(r.number, r.label, r.path, r.text) for r in first] == [
+        (r.number, r.label, r.path, r.text) for r in second
+    ]
+
+
+def test_a_long_code_is_read_in_one_pass() -> None:
+    """Two thousand sections under fifty chapters: every one found, none merged."""
+    chapters = []
+    for chapter in range(1, 51):
+        rules = "\n\n".join(f"{n}. Sääntö {chapter}.{n}: 13 kerjäläistä." for n in range(1, 41))
+        chapters.append(f"Chapter {chapter}\n\n{rules}")
+    doc = importer.read_document("Laws\n\n" + "\n\n".join(chapters))
+    assert len(doc.sections) == 2000 and len(doc.headings) == 50
+    assert doc.sections[-1].path == "50/40"
+    numbered = importer.game_numbers(doc)
+    assert numbered[0].number == 101 and numbered[-1].number == 2100
