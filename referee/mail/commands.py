@@ -561,8 +561,9 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "REGOLA",
         "RULE N",
         "REGOLA N",
-        "rule N (an old number finds the rule's new one)",
-        "la regola N (un vecchio numero trova quello nuovo)",
+        "rule N (an old number finds the rule's new one; or its label, § 2.2, or path, II/III)",
+        "la regola N (un vecchio numero trova quello nuovo; o la sua etichetta, § 2.2, o il "
+        "percorso, II/III)",
         _query(QueryKind.RULE, True),
         rules="109",
     ),
