@@ -521,8 +521,9 @@ def nomic_style(numbered: Sequence[Numbered]) -> bool:
 
 
 def toml_string(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is,
+    is escaped too (TOML forbids it raw)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_array(values: Iterable[str]) -> str:

@@ -410,17 +410,23 @@ def _named(rules: dict[int, Rule], ref: str) -> Rule:
         ("STORIA IV", None, "IV"),
         ("RULE ¶2", None, "¶2"),
         ("RULE § -1", None, "§ -1"),
+        ("CONFIRM § 5.4", None, "§ 5.4"),
+        ("CONFERMO 209", 209, ""),
     ],
 )
 def test_every_rule_command_takes_a_label_or_a_path(
     line: str, number: int | None, ref: str
 ) -> None:
-    from referee.core.events import Query
+    from referee.core.events import Confirm, Query
     from referee.mail.commands import parse_commands
 
     [parsed] = parse_commands(BOB, "", line)
-    assert isinstance(parsed.command, Query), parsed.problem
-    assert (parsed.command.number, parsed.command.ref) == (number, ref)
+    command = parsed.command
+    if isinstance(command, Confirm):
+        assert (command.rule or None, command.ref) == (number, ref)
+        return
+    assert isinstance(command, Query), parsed.problem
+    assert (command.number, command.ref) == (number, ref)
 
 
 def test_proposals_name_their_rule_by_label() -> None:
@@ -503,3 +509,66 @@ def test_a_long_code_is_read_in_one_pass() -> None:
     assert doc.sections[-1].path == "50/40"
     numbered = importer.game_numbers(doc)
     assert numbered[0].number == 101 and numbered[-1].number == 2100
+
+
+def test_control_characters_and_odd_lines_survive_the_folder(tmp_path: Path) -> None:
+    """A document with a NUL, a DEL, escapes, quotes, '+++' lines and TOML-looking text."""
+    text = (
+        'Säännöt "lainausmerkeissä" \\ ja \x7f\n\n'
+        "1. Ensimmäinen\x00 sääntö \x1b[31m punainen.\n+++\nnumber = 999\n+++\n\n"
+        "2. Toinen: \"\"\" ja ''' ja [carry] ja \\u0041.\n\n"
+        "3. Kolmas\x0bsääntö.\n"
+    )
+    source = tmp_path / "odd.txt"
+    source.write_text(text, encoding="utf-8")
+    folder = tmp_path / "odd"
+    done = cli("import", source, "--out", folder)
+    assert done.returncode == 0, done.stderr
+    exported = cli("export", folder)
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.split() == text.split()
+    from referee import rulebook
+
+    rules = rulebook.load_folder(folder).rules
+    assert [r.label for r in rules] == ["1", "2", "3"] and "number = 999" in rules[0].text
+
+
+def test_a_carried_parameter_is_the_rules_and_the_king_confirms_it_by_label(
+    tmp_path: Path,
+) -> None:
+    """[carry] gives § 5.4 the winning score; amended in silence, the King keeps it (111)."""
+    from referee import rulebook
+    from referee.core import engine, params
+    from referee.core.events import Confirm, Propose, Vote
+    from referee.core.model import GameState, ProposalKind
+    from tests.helpers import DAY, PLAYERS, Game
+
+    folder = tmp_path / "laws"
+    flags = ("--carry", "winning_score=§ 5.4", "--immutable", "§ 1")
+    assert cli("import", finnish_laws(), "--out", folder, *flags).returncode == 0
+    house = {"winning_score": "40", "max_mutable_rules": "60"}
+    ruleset = rulebook.load_folder(folder, house)
+    carrier = _named({r.number: r for r in ruleset.rules}, "§ 5.4")
+    assert carrier.parameters == (("winning_score", "40"),)  # the house value, now the rule's
+    assert not _named({r.number: r for r in ruleset.rules}, "§ 1").mutable
+    state = GameState(
+        name="Dalmuti",
+        language="en",
+        started_at=T0,
+        players=PLAYERS,
+        king=ADA,
+        rules=ruleset.at(T0),
+        house_parameters=tuple(house.items()),
+    )
+    rulebook.check_playable(state)
+    game = Game(engine.start_game(state, T0).state)
+    assert params.carrier(game.state, "winning_score") == game.state.rule_by_number(carrier.number)
+    proposer = game.state.turn_player or ""
+    assert game.do(Propose(proposer, ProposalKind.AMEND, ref="§ 5.4", text="Pisteet.")).ok
+    for who in (ADA, BOB, CARLA):
+        game.do(Vote(who, 301, True))
+    game.at(game.now + 8 * DAY)
+    assert game.state.parameter_questions
+    assert game.do(Confirm(ADA, 0, ref="§ 5.4")).ok
+    assert not game.state.parameter_questions
+    assert params.effective(game.state)["winning_score"] == 40

@@ -835,10 +835,10 @@ class _Step:
     # ----- parameters the King settles ----------------------------------------------------------
 
     def confirm(self, cmd: Confirm) -> tuple[Done, dict[str, Any]]:
-        rule = self.state.rule_by_number(cmd.rule)
+        rule = labels.resolve(self.state.rules, cmd.ref or cmd.rule).rule
         questions = [q for q in self.state.parameter_questions if rule and q.rule == rule.identity]
         if rule is None or not questions:
-            raise Refusal(Reason.NO_PARAMETER_QUESTION, rule=cmd.rule)
+            raise Refusal(Reason.NO_PARAMETER_QUESTION, rule=cmd.ref or cmd.rule)
         self.state = replace(
             self.state,
             parameter_questions=tuple(

@@ -144,6 +144,7 @@ class Confirm:
 
     sender: str
     rule: int
+    ref: str = ""  # the rule as the King named it when not by number ("§ 5.4")
 
 
 @dataclass(frozen=True)

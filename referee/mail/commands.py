@@ -271,7 +271,9 @@ def _award(args: Args) -> Command:
 
 
 def _confirm(args: Args) -> Command:
-    return Confirm(args.sender, _number(_exactly(args, 1)[0]))
+    number, ref, used = _rule_ref(_need(args, 1))
+    _exactly(args, used)
+    return Confirm(args.sender, number or 0, ref)
 
 
 def _text(make: Callable[[str, str], Command]) -> Builder:
