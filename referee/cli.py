@@ -110,7 +110,9 @@ def init(config: ConfigArg) -> None:
 
 @app.command()
 def run(
-    config: ConfigArg,
+    config: Annotated[
+        list[Path], typer.Argument(help="the game's TOML config file (several: one per game)")
+    ],
     once: Annotated[
         bool, typer.Option("--once", help="process the inbox, deadlines and outbox, then exit")
     ] = False,
@@ -119,39 +121,57 @@ def run(
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log every mail")] = False,
 ) -> None:
-    """The service: watch the inbox, fire deadlines, send mail, until stopped."""
+    """The service: watch the inbox, fire deadlines, send mail, until stopped.
+
+    Any number of these may run on one database: each game is worked by one at a time, and
+    another takes it over within seconds when that one stops.
+    """
     import asyncio
 
-    from referee.runner import Service
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from referee.runner import Service, Worker, database_down
 
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
-    settings = settings_from(config)
+    every = [settings_from(path) for path in config]
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
-    store = Store(settings.database_url)
+    stores: dict[str, Store] = {}
     try:
-        service = Service(settings, store)
+        services = []
+        for settings in every:
+            store = stores.setdefault(settings.database_url, Store(settings.database_url))
+            if store.has_schema():  # a database made by an older version gets the new tables
+                store.create_schema()
+            services.append(Service(settings, store))
         if once:
-            done = service.run_once(moment)
-            typer.echo(
-                f"processed {done.processed} mail(s), {done.failed} set aside; "
-                f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
-                f"undeliverable {done.undeliverable}"
-            )
-            if done.failed:
+            failed = 0
+            for service in services:
+                done = service.run_once(moment)
+                typer.echo(
+                    (f"{service.name}: " if len(services) > 1 else "")
+                    + f"processed {done.processed} mail(s), {done.failed} set aside; "
+                    f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
+                    f"undeliverable {done.undeliverable}"
+                )
+                failed += done.failed
+            if failed:
                 raise typer.Exit(1)
         else:
-            asyncio.run(service.run_forever())
+            asyncio.run(Worker(services).run())
     except (StoreError, OSError) as exc:
         fail(str(exc))
+    except SQLAlchemyError as exc:  # unreachable, read-only: one line, not the driver's story
+        fail(str(database_down(exc)))
     except typer.Exit:
         raise
     except Exception as exc:  # never a traceback: the log has the detail
         logging.getLogger("referee").debug("run failed", exc_info=True)
         fail(f"{exc.__class__.__name__}: {exc}")
     finally:
-        store.close()
+        for store in stores.values():
+            store.close()
 
 
 @app.command()

@@ -2,7 +2,9 @@
 
 Every message is fed in file order at its own time (the mbox `From ` line's date, else its
 `Date:` header, never earlier than the message before), with every deadline that falls due
-between messages fired in order, exactly as the live service would have done.
+between messages fired in order, exactly as the live service would have done. A message the
+live service would set aside in quarantine (unreadable, nested too deep) is set aside here
+too, by the same checks in `Referee.receive`, and named on stderr.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from referee.config import Settings
 from referee.core.model import GameState
-from referee.mail.parse import parse_message
+from referee.mail import intake
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -104,9 +106,14 @@ def replay(
             count += 1
             try:
                 referee.receive(item.raw, at)
-            except Exception as exc:  # a message that breaks processing is reported, kept
-                mid = parse_message(item.raw).message_id
-                log.error("message %s could not be processed: %s", mid, exc)
+            except Exception as exc:  # what the live service quarantines: reported, skipped
+                mid, _, _ = intake.identify(item.raw)
+                log.error(
+                    "message %s set aside, as the live service quarantines it: %s: %s",
+                    mid,
+                    exc.__class__.__name__,
+                    exc,
+                )
                 failed.append(mid)
         if until is not None and until > now:
             now = until

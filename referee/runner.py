@@ -5,6 +5,17 @@
 Maildir), fires deadlines with apscheduler, sends mail as it is queued, and stops cleanly on
 SIGTERM or SIGINT. Deadlines are derived from the stored state, so after a restart or a
 machine that was off for a day, whatever fell due is fired, once.
+
+One owner per game (212: nothing applied twice): any number of `run` processes (`Worker`s)
+may share a database. Each game is worked by the one process that holds its lease, renewed
+every HEARTBEAT seconds; a process that dies (even SIGKILL) stops renewing and another takes
+the game over after LEASE_SECONDS, reloading the game from the database. The games are shared
+out evenly among the live processes. Mail is handled off the event loop, in one worker thread
+per game, so IMAP IDLE, SMTP and deadlines stay responsive while a mail is being processed.
+
+Nothing is lost silently: a mail that cannot be read or processed is set aside in the
+quarantine folder and logged, and the intake goes on; a database that cannot be written stops
+the service with one clear line (`DatabaseDown`) instead of quarantining good mail.
 """
 
 from __future__ import annotations
@@ -12,34 +23,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
+import os
 import signal
-from collections.abc import Callable
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from sqlalchemy.exc import SQLAlchemyError
 
 from referee.archive import write_archive
 from referee.config import Settings
 from referee.core import engine
+from referee.mail import intake
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
-from referee.mail.parse import parse_message
 from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
-from referee.store.store import Store
+from referee.store.store import DatabaseDown, LostGame, Store, StoreError
 
 log = logging.getLogger("referee.run")
 
 Clock = Callable[[], datetime]
+T = TypeVar("T")
+AfterMail = Callable[[], Coroutine[Any, Any, None]]
 RECONNECT_FIRST, RECONNECT_MAX = 1.0, 300.0  # seconds, IMAP reconnect backoff
 MAILDIR_POLL = 2.0  # seconds between looks at the Maildir
 OUTBOX_POLL = 30.0  # seconds between looks at the outbox for retries that fell due
+LEASE_SECONDS = 6.0  # a game whose owner stops renewing is taken over after this
+HEARTBEAT = 1.5  # seconds between renewals of the leases, and looks for games to take
 
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
+
+
+def worker_name() -> str:
+    """This process, as the lease tables name it: host, pid, and a nonce for pid reuse."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class GameBusy(StoreError):
+    """Another live process works the game (`run --once` next to a running service)."""
 
 
 @dataclass
@@ -53,59 +86,155 @@ class Summary:
 
 
 class Service:
-    """One game's referee with its inbox and outbox."""
+    """One game's referee with its inbox and outbox, worked while this process owns the game."""
 
-    def __init__(self, settings: Settings, store: Store, clock: Clock = system_clock) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        clock: Clock = system_clock,
+        owner: str | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.clock = clock
+        self.owner = owner or worker_name()
         self.referee = Referee.open(store, settings)
-        self.postman = (
-            Postman(store, self.referee.game_id, settings.smtp, settings.game.address)
-            if settings.smtp is not None
-            else None
-        )
+        self.game_id = self.referee.game_id
+        self.postman = self._postman()
+        self.summary = Summary()
+        self.halt = threading.Event()  # asks a Maildir drain in the game's thread to stop
+        self._work: ThreadPoolExecutor | None = None
+
+    def _postman(self) -> Postman | None:
+        smtp = self.settings.smtp
+        if smtp is None:
+            return None
+        return Postman(self.store, self.game_id, smtp, self.settings.game.address, owner=self.owner)
+
+    @property
+    def name(self) -> str:
+        return self.settings.game.name
 
     # ----- one message ---------------------------------------------------------------------
 
-    def process(self, raw: bytes, at: datetime) -> None:
+    def process(self, raw: bytes, at: datetime, size: int | None = None) -> None:
         """Apply one message; raises when it fails, so the inbox sets it aside."""
-        self.referee.receive(raw, at)
+        self.referee.receive(raw, at, size)
 
-    def record_failure(self, raw: bytes, error: Exception, at: datetime) -> None:
+    def take(self, raw: bytes, at: datetime, size: int | None = None) -> Exception | None:
+        """Apply one message; returns why it must be set aside, or None when it was applied.
+
+        Raises `LostGame` or `DatabaseDown` (the mail stays in the inbox for whoever works the
+        game next): a database error is the mail's fault only while the database still works.
+        """
+        problem = self._attempt(raw, at, size)
+        if isinstance(problem, SQLAlchemyError):  # a lock timeout, or this mail's own data
+            log.warning("mail failed on a database error (%s); trying it once more", problem)
+            problem = self._attempt(raw, at, size)
+        return problem
+
+    def _attempt(self, raw: bytes, at: datetime, size: int | None) -> Exception | None:
         try:
-            mail = parse_message(raw)
-            mid, sender, key = mail.message_id, mail.sender, mail.dedupe_key
-        except Exception:  # even the headers are unreadable
-            mid, sender, key = "<unparseable>", "", None
+            self.process(raw, at, size)
+        except (LostGame, DatabaseDown):
+            raise
+        except SQLAlchemyError as exc:
+            self.check_database()  # down or lost: raised, and the mail stays in the inbox
+            return exc
+        except Exception as exc:
+            return exc
+        return None
+
+    def check_database(self) -> None:
+        """Raise `DatabaseDown` when the store cannot be written, `LostGame` when not ours."""
+        try:
+            fenced = self.game_id in self.store.fences
+            now = lease_now()
+            if fenced and not self.store.renew(self.game_id, self.owner, now, LEASE_SECONDS):
+                raise LostGame(f"game {self.name!r} is worked by another process now")
+            if not fenced:
+                self.store.holder(self.game_id, lease_now())  # at least a read
+        except SQLAlchemyError as exc:
+            raise database_down(exc) from exc
+
+    def record_failure(self, raw: bytes, error: Exception, at: datetime, where: str = "") -> None:
+        if raw:
+            mid, sender, key = intake.identify(raw)
+        else:  # nothing could be read: name it by where it was
+            mid, sender, key = f"<{uuid.uuid5(uuid.NAMESPACE_URL, where).hex}@unreadable>", "", None
         log.error(
-            "mail %s from %s set aside: %s: %s",
+            "mail %s from %s%s set aside in quarantine: %s: %s",
             mid,
             redact(sender),
+            f" ({where})" if where else "",
             error.__class__.__name__,
             error,
         )
-        with contextlib.suppress(Exception):
+        try:
             self.store.record_failure(
-                self.referee.game_id,
+                self.game_id,
                 mid,
                 sender,
                 at,
                 f"{error.__class__.__name__}: {error}",
                 key=key,
             )
+        except SQLAlchemyError:
+            self.check_database()  # a database that is down stops us; else the log has it
+            log.warning("could not note mail %s as quarantined in the database", mid)
+
+    def _failed(self, raw: bytes, exc: Exception, where: str, summary: Summary) -> None:
+        summary.failed += 1
+        self.record_failure(raw, exc, self.clock(), where)
+
+    # ----- holding the game -----------------------------------------------------------------
+
+    def acquire(self) -> bool:
+        """Take the game's lease; on success reload it from the database (its last owner may
+        have moved it on) and put back the mail a dead owner was sending."""
+        try:
+            now = lease_now()
+            holder = self.store.holder(self.game_id, now)
+            dead = holder if holder is not None and gone(holder) else None
+            if not self.store.acquire(self.game_id, self.owner, now, LEASE_SECONDS, dead):
+                return False
+            if dead is not None:
+                log.warning("%r: its last owner %s is gone; taken over at once", self.name, dead)
+            self.store.fences[self.game_id] = (self.owner, LEASE_SECONDS)
+            self.referee = Referee.open(self.store, self.settings)
+            resent = self.store.unclaim(self.game_id)
+        except SQLAlchemyError as exc:
+            self.store.fences.pop(self.game_id, None)
+            raise database_down(exc) from exc
+        if resent:
+            log.warning("%r: %d mail(s) a stopped process was sending go again", self.name, resent)
+        return True
+
+    def checkpoint(self) -> None:
+        """A state snapshot at a clean stop, when the game is still ours and the store works."""
+        with contextlib.suppress(LostGame, SQLAlchemyError):
+            self.referee.checkpoint()
 
     # ----- once, for cron and tests ----------------------------------------------------------
 
     def run_once(self, now: datetime | None = None) -> Summary:
-        moment = now or self.clock()
+        if not self.acquire():
+            holder = self.store.holder(self.game_id, lease_now()) or "another process"
+            raise GameBusy(f"the game {self.name!r} is being worked by {holder}; nothing done")
+        try:
+            return self._once(now or self.clock())
+        finally:
+            self.checkpoint()
+            self.release()
+
+    def _once(self, moment: datetime) -> Summary:
         summary = Summary()
         summary.deadlines += self.referee.advance(moment)
         if self.settings.imap is None:
-            inbox = MaildirInbox(self.settings.maildir)
-            summary.processed = inbox.drain(
-                lambda raw: self.process(raw, moment),
-                lambda raw, exc: self._failed(summary, raw, exc, moment),
+            summary.processed = self._maildir().drain(
+                lambda raw, size: self.take(raw, moment, size),
+                lambda raw, exc, where: self._failed(raw, exc, where, summary),
             )
         else:
             summary.processed = asyncio.run(self._drain_imap_once(summary, moment))
@@ -116,6 +245,9 @@ class Service:
         self.referee.checkpoint()
         self.archive()
         return summary
+
+    def _maildir(self) -> MaildirInbox:
+        return MaildirInbox(self.settings.maildir, max_bytes=self.settings.game.max_mail_bytes)
 
     def archive(self) -> None:
         """Bring the on-disk rule archive up to date, when the config names a folder."""
@@ -130,10 +262,6 @@ class Service:
         if changed:
             log.info("archive: %d file(s) written in %s", len(changed), folder)
 
-    def _failed(self, summary: Summary, raw: bytes, exc: Exception, at: datetime) -> None:
-        summary.failed += 1
-        self.record_failure(raw, exc, at)
-
     def _count(self, summary: Summary, tally: Tally) -> None:
         summary.sent += tally.sent
         summary.deferred += tally.deferred
@@ -141,23 +269,22 @@ class Service:
 
     async def _drain_imap_once(self, summary: Summary, moment: datetime) -> int:
         assert self.settings.imap is not None
-        inbox = ImapInbox(self.settings.imap)
+        inbox = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
         await inbox.connect()
         try:
-            done, _ = await self._drain(inbox, summary, lambda: moment)
-            return done
+            return await self._drain(inbox, summary, lambda: moment)
         finally:
             await inbox.close()
 
-    async def _drain(self, inbox: ImapInbox, summary: Summary, clock: Clock) -> tuple[int, int]:
-        async def handle(raw: bytes) -> None:
-            self.process(raw, clock())
+    async def _drain(self, inbox: ImapInbox, summary: Summary, clock: Clock) -> int:
+        async def handle(raw: bytes, size: int) -> Exception | None:
+            return await self._in_thread(self.take, raw, clock(), size)
 
-        async def failed(raw: bytes, exc: Exception) -> None:
-            self._failed(summary, raw, exc, clock())
+        async def failed(raw: bytes, exc: Exception, where: str) -> None:
+            await self._in_thread(self._failed, raw, exc, where, summary)
 
-        game, folder = self.referee.game_id, inbox.config.folder
-        validity, _ = self.store.mailbox(game, folder)
+        game, folder = self.game_id, inbox.config.folder
+        validity, _ = await asyncio.to_thread(self.store.mailbox, game, folder)
         if validity and validity != inbox.uidvalidity:
             log.warning(
                 "UIDVALIDITY of %s changed (%d -> %d); duplicates are still caught by Message-ID",
@@ -167,27 +294,57 @@ class Service:
             )
         done, last = await inbox.drain(handle, failed)
         if done or validity != inbox.uidvalidity:
-            _, previous = self.store.mailbox(game, folder)
-            self.store.save_mailbox(game, folder, inbox.uidvalidity, max(last, previous))
-        return done, last
+            _, previous = await asyncio.to_thread(self.store.mailbox, game, folder)
+            await asyncio.to_thread(
+                self.store.save_mailbox, game, folder, inbox.uidvalidity, max(last, previous)
+            )
+        return done
+
+    async def _in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        """Run game work in the game's own thread: one at a time, off the event loop."""
+        if self._work is None:
+            return function(*args)
+        return await asyncio.get_running_loop().run_in_executor(self._work, function, *args)
 
     # ----- for months on end -------------------------------------------------------------------
 
     async def run_forever(self, stop: asyncio.Event | None = None) -> Summary:
-        """Until SIGTERM/SIGINT (or `stop` is set): the whole service in one event loop."""
-        stop = stop or asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            # Only the main thread of a POSIX loop can take signals; elsewhere `stop` is enough.
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        summary = Summary()
-        unguarded = auth_warning(self.settings)
-        if unguarded:
-            log.warning(unguarded)
-        wake_outbox = asyncio.Event()
+        """Until SIGTERM/SIGINT (or `stop` is set): this game, in a worker of its own."""
+        await Worker([self]).run(stop)
+        return self.summary
+
+    async def serve(self, stop: asyncio.Event, worker: Worker) -> None:
+        """Stand by until the game can be taken, work it while it is ours; again until stop."""
+        announced = False
+        while not stop.is_set():
+            taken = worker.may_take() and await asyncio.to_thread(self.acquire)
+            if not taken:
+                if not announced:
+                    log.info("%r: standing by while another process works it", self.name)
+                    announced = True
+                await _sleep(stop, HEARTBEAT)
+                continue
+            announced = False
+            worker.held.add(self)
+            log.info("%r: worked by this process (%s)", self.name, self.owner)
+            released = False
+            try:
+                released = await self._work_game(stop, worker)
+            except LostGame:
+                log.warning("%r: taken over by another process; standing by", self.name)
+            finally:
+                worker.held.discard(self)
+            if released:  # handed to a process with fewer games: leave it to them a while
+                await _sleep(stop, LEASE_SECONDS)
+
+    async def _work_game(self, stop: asyncio.Event, worker: Worker) -> bool:
+        """Work the game until stop (False) or until the worker hands it on (True)."""
+        self.halt.clear()
+        self._work = ThreadPoolExecutor(1, thread_name_prefix=f"game-{self.game_id}")
+        done = asyncio.Event()  # the game's tasks end: stop, or handed on
+        wake_outbox, wake_clock = asyncio.Event(), asyncio.Event()
         scheduler = AsyncIOScheduler(timezone=UTC)
-        scheduler.start()
+        released = False
 
         def reschedule() -> None:
             due = engine.next_deadline(self.referee.state)
@@ -196,7 +353,7 @@ class Service:
                     scheduler.remove_job("deadline")
                 return
             scheduler.add_job(
-                fire,
+                wake_clock.set,
                 "date",
                 run_date=max(due, self.clock()),
                 id="deadline",
@@ -205,67 +362,129 @@ class Service:
                 coalesce=True,
             )
 
-        async def fire() -> None:
-            summary.deadlines += self.referee.advance(self.clock())
+        async def clock() -> None:
+            while True:
+                await wake_clock.wait()
+                wake_clock.clear()
+                self.summary.deadlines += await self._in_thread(self.referee.advance, self.clock())
+                wake_outbox.set()
+                reschedule()
+                await self._in_thread(self.archive)
+
+        async def after_mail() -> None:
             wake_outbox.set()
             reschedule()
-            self.archive()
+            await self._in_thread(self.archive)
 
-        def after_mail() -> None:
-            wake_outbox.set()
-            reschedule()
-            self.archive()
+        async def heartbeat() -> None:
+            nonlocal released
+            while True:
+                await asyncio.sleep(HEARTBEAT)
+                try:
+                    mine = await asyncio.to_thread(
+                        self.store.renew, self.game_id, self.owner, lease_now(), LEASE_SECONDS
+                    )
+                except SQLAlchemyError as exc:
+                    raise database_down(exc) from exc
+                if not mine:
+                    raise LostGame(f"game {self.name!r} is worked by another process now")
+                if worker.should_hand_on(self):
+                    log.info("%r: handed on to a process with fewer games", self.name)
+                    released = True
+                    done.set()
+                    return
 
-        summary.deadlines += self.referee.advance(self.clock())  # what fell due while off
-        reschedule()
-        scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
-        tasks = [
-            asyncio.create_task(self._intake(stop, summary, after_mail)),
-            asyncio.create_task(self._outbox(stop, wake_outbox, summary)),
-        ]
-        wake_outbox.set()
-        log.info("referee of %r running", self.settings.game.name)
+        tasks: list[asyncio.Task[Any]] = []
+        stopper: asyncio.Task[Any] | None = None
+        ender: asyncio.Task[Any] | None = None
         try:
-            await stop.wait()
+            scheduler.start()
+            self.summary.deadlines += await self._in_thread(self.referee.advance, self.clock())
+            reschedule()
+            scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
+            wake_outbox.set()
+            jobs = [self._intake(stop, after_mail), clock(), heartbeat()]
+            if self.postman is not None:
+                jobs.append(self._outbox(wake_outbox))
+            tasks += [asyncio.create_task(job) for job in jobs]
+            stopper = asyncio.create_task(stop.wait())
+            ender = asyncio.create_task(done.wait())
+            running = {*tasks, stopper, ender}
+            while not (stop.is_set() or done.is_set()):
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    if not task.cancelled() and task.exception() is not None:
+                        raise task.exception()  # type: ignore[misc]
+            return released
         finally:
+            self.halt.set()
+            tasks += [t for t in (stopper, ender) if t is not None]
             for task in tasks:
                 task.cancel()
             for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
+                with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
             scheduler.shutdown(wait=False)
-            self.referee.checkpoint()
-            log.info("referee of %r stopped", self.settings.game.name)
-        return summary
+            work, self._work = self._work, None
+            await asyncio.to_thread(work.shutdown, True)  # the mail in hand is finished first
+            await asyncio.to_thread(self.checkpoint)
+            await asyncio.to_thread(self.release)
 
-    async def _intake(
-        self, stop: asyncio.Event, summary: Summary, after_mail: Callable[[], None]
-    ) -> None:
+    def release(self) -> None:
+        """Give the game up: mail this process claimed but did not send goes back first."""
+        if self.game_id in self.store.fences:
+            with contextlib.suppress(SQLAlchemyError):
+                if self.store.renew(self.game_id, self.owner, lease_now(), LEASE_SECONDS):
+                    self.store.unclaim(self.game_id)
+        self.store.fences.pop(self.game_id, None)
+        with contextlib.suppress(SQLAlchemyError):
+            self.store.release(self.game_id, self.owner)
+
+    async def _intake(self, stop: asyncio.Event, after_mail: AfterMail) -> None:
         if self.settings.imap is None:
-            inbox = MaildirInbox(self.settings.maildir)
-            while not stop.is_set():
-                done = inbox.drain(
-                    lambda raw: self.process(raw, self.clock()),
-                    lambda raw, exc: self._failed(summary, raw, exc, self.clock()),
+            await self._maildir_intake(stop, after_mail)
+        else:
+            await self._imap_intake(stop, after_mail)
+
+    async def _maildir_intake(self, stop: asyncio.Event, after_mail: AfterMail) -> None:
+        inbox = await asyncio.to_thread(self._maildir)
+        summary, last_error = self.summary, ""
+        while not stop.is_set():
+            try:
+                done = await self._in_thread(
+                    inbox.drain,
+                    lambda raw, size: self.take(raw, self.clock(), size),
+                    lambda raw, exc, where: self._failed(raw, exc, where, summary),
+                    self.halt,
                 )
-                summary.processed += done
-                if done:
-                    after_mail()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), MAILDIR_POLL)
-            return
+                last_error = ""
+            except (LostGame, DatabaseDown):
+                raise
+            except Exception as exc:  # the folder itself: say so (once), and keep looking
+                if str(exc) != last_error:
+                    log.exception("cannot read the Maildir %s; trying again", self.settings.maildir)
+                last_error, done = str(exc), 0
+            summary.processed += done
+            if done:
+                await after_mail()
+            await _sleep(stop, MAILDIR_POLL)
+
+    async def _imap_intake(self, stop: asyncio.Event, after_mail: AfterMail) -> None:
+        assert self.settings.imap is not None
         delay = RECONNECT_FIRST
         while not stop.is_set():
-            imap = ImapInbox(self.settings.imap)
+            imap = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
             try:
                 await imap.connect()
                 delay = RECONNECT_FIRST
                 while not stop.is_set():
-                    done, _ = await self._drain(imap, summary, self.clock)
-                    summary.processed += done
+                    done = await self._drain(imap, self.summary, self.clock)
+                    self.summary.processed += done
                     if done:
-                        after_mail()
+                        await after_mail()
                     await imap.wait_for_mail(stop)
+            except (LostGame, DatabaseDown):
+                raise
             except (ImapError, OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
                 log.warning(
                     "IMAP connection lost (%s: %s); reconnecting in %.0f s",
@@ -282,22 +501,141 @@ class Service:
                 )
             finally:
                 await imap.close()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+            await _sleep(stop, delay)
             delay = min(RECONNECT_MAX, delay * 2)
 
-    async def _outbox(self, stop: asyncio.Event, wake: asyncio.Event, summary: Summary) -> None:
-        if self.postman is None:
-            return
-        while not stop.is_set():
+    async def _outbox(self, wake: asyncio.Event) -> None:
+        assert self.postman is not None
+        while True:
             await wake.wait()
             wake.clear()
             try:
-                self._count(summary, await self.postman.deliver_due(self.clock()))
-                retry = await asyncio.to_thread(self.store.next_attempt, self.referee.game_id)
-            except Exception:  # a database hiccup must not stop the postman for good
+                self._count(self.summary, await self.postman.deliver_due(self.clock()))
+                retry = await asyncio.to_thread(self.store.next_attempt, self.game_id)
+            except SQLAlchemyError:
+                await asyncio.to_thread(self.check_database)  # down: the service stops
                 log.exception("outbox pass failed; trying again later")
+                with contextlib.suppress(SQLAlchemyError):
+                    await asyncio.to_thread(self.store.unclaim, self.game_id)
+                asyncio.get_running_loop().call_later(OUTBOX_POLL, wake.set)
                 continue
             if retry is not None:  # wake for the earliest retry, not only the next mail
                 delay = max(0.0, (retry - self.clock()).total_seconds())
                 asyncio.get_running_loop().call_later(delay, wake.set)
+
+
+class Worker:
+    """One `run` process: its games, each worked here while this process holds its lease.
+
+    The live processes sharing a database announce themselves by heartbeat; each takes at most
+    its fair share of the games (rounded up), and hands games on when more processes join.
+    """
+
+    def __init__(self, services: list[Service], name: str | None = None) -> None:
+        self.services = services
+        self.name = name or (services[0].owner if services else worker_name())
+        for service in services:
+            service.owner = self.name
+            if service.postman is not None:
+                service.postman.owner = self.name
+        self.held: set[Service] = set()
+        self.alive = 1
+
+    @property
+    def share(self) -> int:
+        return max(1, math.ceil(len(self.services) / max(1, self.alive)))
+
+    def may_take(self) -> bool:
+        return len(self.held) < self.share
+
+    def should_hand_on(self, service: Service) -> bool:
+        if len(self.held) > self.share and service in self.held:
+            self.held.discard(service)  # decided now, so only the extra games go
+            return True
+        return False
+
+    def _stores(self) -> list[Store]:
+        return list({id(s.store): s.store for s in self.services}.values())
+
+    def _beat(self) -> int:
+        now = lease_now()
+        try:
+            return max(s.beat(self.name, now, LEASE_SECONDS) for s in self._stores())
+        except SQLAlchemyError as exc:
+            raise database_down(exc) from exc
+
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self.alive = await asyncio.to_thread(self._beat)
+            await _sleep(stop, HEARTBEAT)
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Until SIGTERM/SIGINT (or `stop`); raises `DatabaseDown` when the store fails."""
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            # Only the main thread of a POSIX loop can take signals; elsewhere `stop` is enough.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        self.alive = await asyncio.to_thread(self._beat)  # a read-only store fails here, at once
+        tasks = [asyncio.create_task(self._heartbeat(stop))]
+        tasks += [asyncio.create_task(s.serve(stop, self)) for s in self.services]
+        for service in self.services:
+            unguarded = auth_warning(service.settings)
+            if unguarded:
+                log.warning(unguarded)
+        log.info("referee running: %s", ", ".join(repr(s.name) for s in self.services))
+        failure: BaseException | None = None
+        try:
+            stopper = asyncio.create_task(stop.wait())
+            await asyncio.wait([*tasks, stopper], return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            for task in tasks:
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    failure = task.exception()
+                    break
+            stop.set()  # a failed game stops the process: the log and the exit say why
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(SQLAlchemyError):
+                for store in self._stores():
+                    await asyncio.to_thread(store.leave, self.name)
+            log.info("referee stopped")
+        if failure is not None:
+            raise failure
+
+
+def gone(owner: str) -> bool:
+    """True when `owner` is a process of this machine that no longer runs (killed, crashed):
+    its games need not wait for the lease to expire. Other machines' processes: never known."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, someone else's
+        return False
+    try:  # a zombie nobody reaped yet is gone too
+        return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
+def lease_now() -> datetime:
+    """Leases always run on the real clock, whatever clock the games are played at."""
+    return datetime.now(UTC)
+
+
+def database_down(exc: BaseException) -> DatabaseDown:
+    reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:300]
+    return DatabaseDown(f"the database cannot be written or reached; the referee stops: {reason}")
+
+
+async def _sleep(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)

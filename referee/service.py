@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ from referee.core import codec, engine
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
-from referee.mail import outgoing
+from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
@@ -169,10 +169,22 @@ class Referee:
 
     # ----- inbound mail ---------------------------------------------------------------------
 
-    def receive(self, raw: bytes, at: datetime) -> Receipt:
-        """Process one raw message at time `at`; everything it causes is committed together."""
+    def receive(self, raw: bytes, at: datetime, size: int | None = None) -> Receipt:
+        """Process one raw message at time `at`; everything it causes is committed together.
+
+        `size` is the message's real size when `raw` is only its head (a mail too large to
+        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
+        """
         at = utc(at)
-        mail = parse_message(raw, headers_only=len(raw) > self.settings.game.max_mail_bytes)
+        size = max(size or 0, len(raw))
+        oversized = size > self.settings.game.max_mail_bytes
+        if oversized:
+            raw = intake.head(raw)
+        else:
+            intake.check_structure(raw)
+        mail = parse_message(raw, headers_only=oversized)
+        if size != mail.size:
+            mail = replace(mail, size=size)
         self.advance(at)
         state = self.state
         with self.store.unit(self.game_id) as work:

@@ -2,7 +2,9 @@
 
 Serves every mail command (rules 103-215). A message is fetched with BODY.PEEK[] (it stays
 unseen), processed and committed, and only then moved to the `Processed` folder. A message
-that makes processing fail is moved to `Quarantine`. Nothing is ever deleted. UIDVALIDITY and
+that makes processing fail is moved to `Quarantine`. Nothing is ever deleted. Sizes are asked
+first (RFC822.SIZE): a message over the game's limit is fetched only up to its headers, and a
+batch is never more than BATCH_BYTES. UIDVALIDITY and
 the highest UID seen are recorded; since processed mail leaves the INBOX and duplicates are
 recognised by Message-ID, a UIDVALIDITY change only needs to be logged.
 """
@@ -24,8 +26,11 @@ from referee.config import ImapConfig
 log = logging.getLogger("referee.imap")
 
 BATCH = 100  # messages fetched per UID FETCH
-Handler = Callable[[bytes], Awaitable[None]]  # raises when the message could not be processed
-Failure = Callable[[bytes, Exception], Awaitable[None]]
+BATCH_BYTES = 20_000_000  # and at most this much mail in one
+# Applies one message (raw, or its head when too large; and its real size); returns why it must
+# be set aside, or None once committed; raises to stop with the message left in the folder.
+Handler = Callable[[bytes, int], Awaitable[Exception | None]]
+Failure = Callable[[bytes, Exception, str], Awaitable[None]]  # raw, why, where it was
 
 
 class ImapError(ConnectionError):
@@ -70,11 +75,23 @@ def parse_fetch(lines: list[bytes | bytearray]) -> list[tuple[int, bytes]]:
     return found
 
 
+def parse_sizes(lines: list[bytes | bytearray]) -> dict[int, int]:
+    """UID -> RFC822.SIZE from a `UID FETCH (UID RFC822.SIZE)` answer."""
+    sizes: dict[int, int] = {}
+    for line in lines:
+        text = bytes(line)
+        uid, size = re.search(rb"UID (\d+)", text), re.search(rb"RFC822\.SIZE (\d+)", text)
+        if uid and size:
+            sizes[int(uid.group(1))] = int(size.group(1))
+    return sizes
+
+
 class ImapInbox:
     """One connection to the referee's mailbox."""
 
-    def __init__(self, config: ImapConfig) -> None:
+    def __init__(self, config: ImapConfig, max_bytes: int | None = None) -> None:
         self.config = config
+        self.max_bytes = max_bytes
         self.client: aioimaplib.IMAP4 | None = None
         self.uidvalidity = 0
         self.can_idle = False
@@ -156,11 +173,36 @@ class ImapInbox:
                 uids += [int(part) for part in text.split()]
         return sorted(uids)
 
-    async def fetch(self, uids: list[int]) -> list[tuple[int, bytes]]:
+    async def fetch(self, uids: list[int], part: str = "BODY.PEEK[]") -> list[tuple[int, bytes]]:
         assert self.client is not None
         uid_set = ",".join(str(u) for u in uids)
-        response = _check(await self.client.uid("fetch", uid_set, "(UID BODY.PEEK[])"), "UID FETCH")
+        response = _check(await self.client.uid("fetch", uid_set, f"(UID {part})"), "UID FETCH")
         return parse_fetch(response.lines)
+
+    async def sizes(self, uids: list[int]) -> dict[int, int]:
+        assert self.client is not None
+        uid_set = ",".join(str(u) for u in uids)
+        response = _check(await self.client.uid("fetch", uid_set, "(UID RFC822.SIZE)"), "UID FETCH")
+        return parse_sizes(response.lines)
+
+    def batches(self, uids: list[int], sizes: dict[int, int]) -> list[tuple[list[int], str]]:
+        """Groups to fetch: whole messages up to BATCH and BATCH_BYTES, heads of big ones."""
+        out: list[tuple[list[int], str]] = []
+        group: list[int] = []
+        total = 0
+        for uid in uids:
+            size = sizes.get(uid, 0)
+            if self.max_bytes is not None and size > self.max_bytes:
+                out.append(([uid], "BODY.PEEK[HEADER]"))
+                continue
+            if group and (len(group) >= BATCH or total + size > BATCH_BYTES):
+                out.append((group, "BODY.PEEK[]"))
+                group, total = [], 0
+            group.append(uid)
+            total += size
+        if group:
+            out.append((group, "BODY.PEEK[]"))
+        return out
 
     async def move(self, uid: int, folder: str) -> None:
         assert self.client is not None
@@ -178,13 +220,14 @@ class ImapInbox:
         """Process what waits in the folder, in batches; returns (processed, last UID)."""
         done, last = 0, 0
         uids = await self.waiting_uids()
-        for start in range(0, len(uids), BATCH):
-            for uid, raw in await self.fetch(uids[start : start + BATCH]):
-                try:
-                    await handle(raw)
-                except Exception as exc:  # never lose it: set it aside and say why
-                    log.exception("message UID %d failed; moved to %s", uid, self.config.quarantine)
-                    await on_failure(raw, exc)
+        sizes: dict[int, int] = {}
+        for start in range(0, len(uids), 1000):
+            sizes.update(await self.sizes(uids[start : start + 1000]))
+        for group, part in self.batches(uids, sizes):
+            for uid, raw in await self.fetch(group, part):
+                problem = await handle(raw, max(sizes.get(uid, 0), len(raw)))
+                if problem is not None:  # never lose it: set it aside and say why
+                    await on_failure(raw, problem, f"IMAP UID {uid}")
                     await self.move(uid, self.config.quarantine)
                     continue
                 await self.move(uid, self.config.processed)  # only after the commit

@@ -1,8 +1,13 @@
-"""The embedded inbox: a Maildir folder, as Postfix and Dovecot deliver to (rules 107, 203).
+"""The embedded inbox: a Maildir folder, as Postfix and Dovecot deliver to (rules 107, 203, 212).
 
 A message is moved to the `.Processed` folder only after its database commit, and to
 `.Quarantine` when processing fails, by an atomic rename within the Maildir. It is never
 deleted. Subfolders follow the Maildir++ layout, so Dovecot and mail clients see them.
+
+Nothing stops the intake: an entry that is no readable file (a directory, a dangling link, a
+file that cannot be opened) is set aside in `.Quarantine` with a log line; a message larger
+than the game's limit is read only up to its headers. Two processes may look at one Maildir:
+a message another process moved away first is simply skipped.
 """
 
 from __future__ import annotations
@@ -10,22 +15,37 @@ from __future__ import annotations
 import logging
 import mailbox
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from referee.mail.intake import HEAD_BYTES
+
 log = logging.getLogger("referee.maildir")
 
-Handler = Callable[[bytes], None]  # raises when the message could not be processed
+# Applies one message (raw bytes, or only its head when it is too large; and its real size).
+# Returns why it must be set aside, or None once it is committed; raises to stop the intake
+# with the message left where it is.
+Handler = Callable[[bytes, int], Exception | None]
+Failure = Callable[[bytes, Exception, str], None]  # raw (maybe empty), why, where it was
 
 
 class MaildirInbox:
-    def __init__(self, path: Path, processed: str = "Processed", quarantine: str = "Quarantine"):
+    def __init__(
+        self,
+        path: Path,
+        processed: str = "Processed",
+        quarantine: str = "Quarantine",
+        max_bytes: int | None = None,
+    ):
         self.path = path
+        self.max_bytes = max_bytes
         for sub in ("new", "cur", "tmp"):  # also when an MTA made only part of it
             (path / sub).mkdir(parents=True, exist_ok=True)
         box = mailbox.Maildir(str(path), create=True)
         self.processed = self._folder(box, processed)
         self.quarantine = self._folder(box, quarantine)
+        self.stuck: set[str] = set()  # entries that could be neither read nor set aside
 
     @staticmethod
     def _folder(box: mailbox.Maildir, name: str) -> Path:
@@ -33,37 +53,69 @@ class MaildirInbox:
             box.add_folder(name)
         return Path(box._path) / f".{name}"  # Maildir++: the folder ".Name" beside new/ cur/
 
-    def waiting(self) -> list[Path]:
-        """Messages in the inbox, in delivery order (Maildir names start with the time)."""
-        found: list[Path] = []
+    def waiting(self) -> list[tuple[Path, int]]:
+        """Entries in the inbox with their sizes, in delivery order (names start with the
+        time); an entry that is no regular file has size -1."""
+        found: list[tuple[float, str, Path, int]] = []
         for sub in ("new", "cur"):
-            folder = self.path / sub
-            with os.scandir(folder) as entries:
-                found += [
-                    Path(e.path) for e in entries if e.is_file() and not e.name.startswith(".")
-                ]
-        return sorted(found, key=lambda p: (p.stat().st_mtime, p.name))
+            with os.scandir(self.path / sub) as entries:
+                for entry in entries:
+                    if entry.name.startswith(".") or entry.path in self.stuck:
+                        continue
+                    try:
+                        info = entry.stat()  # follows a link
+                        regular = entry.is_file()
+                    except FileNotFoundError:
+                        if not os.path.lexists(entry.path):
+                            continue  # taken by another process meanwhile
+                        info, regular = entry.stat(follow_symlinks=False), False  # dangling link
+                    except OSError:
+                        info, regular = entry.stat(follow_symlinks=False), False
+                    size = info.st_size if regular else -1
+                    found.append((info.st_mtime, entry.name, Path(entry.path), size))
+        return [(path, size) for _, _, path, size in sorted(found)]
 
-    def drain(self, handle: Handler, on_failure: Callable[[bytes, Exception], None]) -> int:
+    def read(self, path: Path, size: int) -> bytes:
+        """The message, or only its head when it is larger than the limit."""
+        if self.max_bytes is not None and size > self.max_bytes:
+            with path.open("rb") as file:
+                return file.read(HEAD_BYTES)
+        return path.read_bytes()
+
+    def drain(
+        self, handle: Handler, on_failure: Failure, halt: threading.Event | None = None
+    ) -> int:
         """Process every waiting message; returns how many were processed."""
         done = 0
-        for path in self.waiting():
+        for path, size in self.waiting():
+            if halt is not None and halt.is_set():
+                break
+            where = f"maildir {path.parent.name}/{path.name}"
             try:
-                raw = path.read_bytes()
+                if size < 0:
+                    raise IsADirectoryError(f"{path.name} is not a regular file")
+                raw = self.read(path, size)
             except FileNotFoundError:  # taken by another process
                 continue
-            try:
-                handle(raw)
-            except Exception as exc:  # never lose it: set it aside and say why
-                log.exception("message %s failed; moved to quarantine", path.name)
-                on_failure(raw, exc)
+            except OSError as exc:  # unreadable: set it aside, never stop the intake
+                on_failure(b"", exc, where)
+                self._move(path, self.quarantine)
+                continue
+            problem = handle(raw, size)
+            if problem is not None:  # never lose it: set it aside and say why
+                on_failure(raw, problem, where)
                 self._move(path, self.quarantine)
                 continue
             self._move(path, self.processed)
             done += 1
         return done
 
-    @staticmethod
-    def _move(path: Path, folder: Path) -> None:
+    def _move(self, path: Path, folder: Path) -> None:
         name = path.name if ":2," in path.name else path.name + ":2,S"
-        os.replace(path, folder / "cur" / name)
+        try:
+            os.replace(path, folder / "cur" / name)
+        except FileNotFoundError:  # another process moved it first: it is done there
+            log.info("message %s was moved by another process", path.name)
+        except OSError:
+            log.exception("cannot move %s to %s; it is left where it is", path.name, folder.name)
+            self.stuck.add(str(path))

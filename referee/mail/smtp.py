@@ -1,9 +1,11 @@
 """The outbox worker: sends queued mail with aiosmtplib (rules 107, 203, 205 reach the players).
 
 Connections are reused, at most `concurrency` at once. A 4xx answer, a timeout or a dropped
-connection is retried with exponential backoff; a 5xx answer is recorded as a permanent failure.
-A crash between the server's 250 and the record of it may at worst send the same Message-ID
-again, which mail clients show once.
+connection is retried with exponential backoff; a 5xx answer is recorded as a permanent failure,
+and so is a row that cannot be sent at all (an address the client library refuses): it fails
+alone, the others go on. Rows are claimed in the store before they are sent, so two processes
+never send the same row. A crash between the server's 250 and the record of it may at worst
+send the same Message-ID again, which mail clients show once.
 """
 
 from __future__ import annotations
@@ -77,12 +79,14 @@ class Postman:
         config: SmtpConfig,
         sender: str,
         first_backoff: float = BACKOFF_FIRST,
+        owner: str = "postman",
     ) -> None:
         self.store = store
         self.game_id = game_id
         self.config = config
         self.sender = sender
         self.first_backoff = first_backoff
+        self.owner = owner  # the process claiming the rows it sends
 
     def _client(self) -> aiosmtplib.SMTP:
         c = self.config
@@ -102,7 +106,9 @@ class Postman:
         slots = [_Slot() for _ in range(max(1, self.config.concurrency))]  # reused connections
         try:
             while True:
-                rows = await asyncio.to_thread(self.store.due, self.game_id, moment, batch)
+                rows = await asyncio.to_thread(
+                    self.store.claim, self.game_id, self.owner, moment, batch
+                )
                 if not rows:
                     break
                 queues: list[list[OutboxRow]] = [[] for _ in slots]
@@ -152,6 +158,11 @@ class Postman:
                 tally.deferred += 1
                 await slot.close()
                 continue
+            except Exception as exc:  # this row cannot be sent at all: it fails alone
+                await self._record(row, "failed", now, f"{exc.__class__.__name__}: {exc}")
+                tally.failed += 1
+                await slot.close()
+                continue
             await self._record(row, "sent", now)
             tally.sent += 1
 
@@ -160,7 +171,7 @@ class Postman:
         if status == "failed":
             log.error("mail %s refused for good: %s", row.message_id, error)
         await asyncio.to_thread(
-            self.store.mark_outbox, row.id, status, row.attempts + 1, now, None, error
+            self.store.mark_outbox, row.id, status, row.attempts + 1, now, None, error, self.owner
         )
 
     async def _retry(self, row: OutboxRow, now: datetime, error: str) -> None:
@@ -175,5 +186,5 @@ class Postman:
             error,
         )
         await asyncio.to_thread(
-            self.store.mark_outbox, row.id, "pending", attempts, now, when, error
+            self.store.mark_outbox, row.id, "pending", attempts, now, when, error, self.owner
         )

@@ -2,6 +2,13 @@
 
 A unit of work writes the inbound record, the events, the new state snapshot and the outbox
 rows together, so a crash leaves either all of them or none.
+
+Any number of `run` processes may share one database; each game is worked by one of them at a
+time. A process holds a game by a lease row (`game_owners`) that it renews by heartbeat; once
+`fence` is set, every unit of work first renews that lease in its own transaction and fails with
+`LostGame` when another process has taken the game over, so two processes can never both write
+a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they are sent, with
+`FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the claim is one atomic UPDATE.
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ from typing import Any
 
 from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import bindparam, case, delete, func, insert, inspect, update
+from sqlalchemy import bindparam, case, delete, func, insert, inspect, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
@@ -27,11 +35,13 @@ from referee.core.model import GameState
 from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
     EventRow,
+    GameOwnerRow,
     GameRow,
     InboundRow,
     MailboxRow,
     OutboxRow,
     StrangerRow,
+    WorkerRow,
 )
 
 SNAPSHOT_EVERY = 100  # events between state snapshots
@@ -40,6 +50,14 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 class StoreError(RuntimeError):
     """The store cannot do what was asked (no such game, game exists already)."""
+
+
+class LostGame(StoreError):
+    """Another process works this game now: this one must stop writing it."""
+
+
+class DatabaseDown(StoreError):
+    """The database cannot be written or reached: the service stops rather than lose mail."""
 
 
 def make_engine(url: str) -> Engine:
@@ -78,12 +96,15 @@ class Store:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
+        self.fences: dict[int, tuple[str, float]] = {}  # game -> (owner, lease seconds)
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head)."""
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":  # processes starting together: one migrates
+                connection.execute(text("SELECT pg_advisory_xact_lock(20261130)"))
             config.attributes["connection"] = connection
             alembic_command.upgrade(config, "head")
 
@@ -179,6 +200,45 @@ class Store:
             ).one()
             return found if isinstance(found, datetime) else None
 
+    def claim(self, game_id: int, owner: str, now: datetime, limit: int = 500) -> list[OutboxRow]:
+        """Take due pending rows for sending (`sending`, claimed by `owner`), oldest first.
+
+        A row is claimed by one process only: the subquery skips rows another transaction has
+        locked (PostgreSQL), and the UPDATE takes only rows still `pending`.
+        """
+        due = (
+            select(_OUTBOX.id)
+            .where(
+                _OUTBOX.game_id == game_id,
+                _OUTBOX.status == "pending",
+                _OUTBOX.next_attempt_at <= now,
+            )
+            .order_by(_OUTBOX.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        statement = (
+            update(_OUTBOX_T)
+            .where(_OUTBOX.id.in_(due.scalar_subquery()), _OUTBOX.status == "pending")
+            .values(status="sending", claimed_by=owner)
+            .returning(*_OUTBOX_T.c)
+        )
+        with Session(self.engine) as session:
+            found = session.connection().execute(statement).mappings().all()
+            session.commit()
+        return sorted((OutboxRow(**dict(row)) for row in found), key=lambda r: r.id or 0)
+
+    def unclaim(self, game_id: int) -> int:
+        """Put back rows a previous owner claimed and never recorded (it died mid-send)."""
+        with Session(self.engine) as session:
+            result = session.connection().execute(
+                update(_OUTBOX_T)
+                .where(_OUTBOX.game_id == game_id, _OUTBOX.status == "sending")
+                .values(status="pending", claimed_by=None)
+            )
+            session.commit()
+            return int(result.rowcount)
+
     def mark_outbox(
         self,
         row_id: int,
@@ -187,13 +247,21 @@ class Store:
         at: datetime,
         next_attempt: datetime | None = None,
         error: str = "",
+        owner: str | None = None,
     ) -> None:
-        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time."""
+        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time.
+
+        With `owner`, only while the row is still that process's claim.
+        """
+        where = [_OUTBOX.id == row_id]
+        if owner is not None:
+            where += [_OUTBOX.status == "sending", _OUTBOX.claimed_by == owner]
         with Session(self.engine) as session:
             session.execute(
                 update(_OUTBOX_T)
-                .where(_OUTBOX_T.c.id == row_id)
+                .where(*where)
                 .values(
+                    claimed_by=None,
                     status=status,
                     attempts=attempts,
                     sent_at=at if status == "sent" else None,
@@ -281,11 +349,104 @@ class Store:
             ).one()
             return int(count)
 
+    # ----- one owner per game ---------------------------------------------------------------
+
+    def acquire(
+        self, game_id: int, owner: str, now: datetime, seconds: float, dead: str | None = None
+    ) -> bool:
+        """Take the game's lease when it is free, expired, already ours, or held by `dead` (a
+        process known to be gone); True when held."""
+        until = now + timedelta(seconds=seconds)
+        free = (_OWNERS.owner == owner) | (_OWNERS.expires_at < now)
+        if dead is not None:
+            free = free | (_OWNERS.owner == dead)
+        with Session(self.engine) as session:
+            connection = session.connection()
+            taken = connection.execute(
+                update(_OWNERS_T)
+                .where(_OWNERS.game_id == game_id, free)
+                .values(owner=owner, expires_at=until)
+            ).rowcount
+            if not taken:
+                exists = connection.execute(
+                    select(_OWNERS.game_id).where(_OWNERS.game_id == game_id)
+                ).first()
+                if exists is not None:
+                    return False
+                try:
+                    connection.execute(
+                        insert(_OWNERS_T).values(game_id=game_id, owner=owner, expires_at=until)
+                    )
+                except IntegrityError:  # another process inserted it first
+                    session.rollback()
+                    return False
+            session.commit()
+            return True
+
+    def renew(self, game_id: int, owner: str, now: datetime, seconds: float) -> bool:
+        """Extend our lease; False when another process holds the game now."""
+        with Session(self.engine) as session:
+            renewed = _renew(session, game_id, owner, now + timedelta(seconds=seconds))
+            session.commit()
+            return renewed
+
+    def release(self, game_id: int, owner: str) -> None:
+        """Give the game up at once (a clean stop), so another process may take it."""
+        with Session(self.engine) as session:
+            session.connection().execute(
+                delete(_OWNERS_T).where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
+            )
+            session.commit()
+
+    def holder(self, game_id: int, now: datetime) -> str | None:
+        """The process that holds the game's lease now, if any."""
+        with Session(self.engine) as session:
+            row = session.get(GameOwnerRow, game_id)
+            return row.owner if row is not None and row.expires_at >= now else None
+
+    def held_by(self, owner: str, now: datetime) -> int:
+        """How many games a process holds now."""
+        with Session(self.engine) as session:
+            count = session.exec(
+                select(func.count())
+                .select_from(GameOwnerRow)
+                .where(GameOwnerRow.owner == owner, col(GameOwnerRow.expires_at) >= now)
+            ).one()
+            return int(count)
+
+    def beat(self, worker: str, now: datetime, seconds: float) -> int:
+        """A live process's heartbeat; returns how many processes are alive (itself included)."""
+        until = now + timedelta(seconds=seconds)
+        with Session(self.engine) as session:
+            connection = session.connection()
+            found = connection.execute(
+                update(_WORKERS_T).where(_WORKERS.name == worker).values(expires_at=until)
+            ).rowcount
+            if not found:
+                connection.execute(insert(_WORKERS_T).values(name=worker, expires_at=until))
+            connection.execute(delete(_WORKERS_T).where(_WORKERS.expires_at < now))
+            alive = connection.execute(
+                select(func.count()).select_from(_WORKERS_T).where(_WORKERS.expires_at >= now)
+            ).scalar()
+            session.commit()
+            return int(alive or 1)
+
+    def leave(self, worker: str) -> None:
+        with Session(self.engine) as session:
+            session.connection().execute(delete(_WORKERS_T).where(_WORKERS.name == worker))
+            session.commit()
+
     @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
             try:
+                fence = self.fences.get(game_id)
+                if fence is not None:  # first, so the write lock is taken before any read
+                    owner, seconds = fence
+                    until = datetime.now(UTC) + timedelta(seconds=seconds)
+                    if not _renew(session, game_id, owner, until):
+                        raise LostGame(f"game {game_id} is worked by another process now")
                 yield work
                 work.flush()
                 session.commit()
@@ -294,10 +455,23 @@ class Store:
                 raise
 
 
+def _renew(session: Session, game_id: int, owner: str, until: datetime) -> bool:
+    """Extend the lease in the session's transaction; on PostgreSQL the row stays locked
+    until the commit, so a process trying to take the game over waits and then fails."""
+    result = session.connection().execute(
+        update(_OWNERS_T)
+        .where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
+        .values(expires_at=until)
+    )
+    return bool(result.rowcount)
+
+
 _TABLES = SQLModel.metadata.tables
 _INBOUND_T, _EVENTS_T = _TABLES[InboundRow.__tablename__], _TABLES[EventRow.__tablename__]
 _GAMES_T, _OUTBOX_T = _TABLES[GameRow.__tablename__], _TABLES[OutboxRow.__tablename__]
 _STRANGERS_T = _TABLES[StrangerRow.__tablename__]
+_OWNERS_T, _WORKERS_T = _TABLES[GameOwnerRow.__tablename__], _TABLES[WorkerRow.__tablename__]
+_OWNERS, _WORKERS, _OUTBOX = _OWNERS_T.c, _WORKERS_T.c, _OUTBOX_T.c
 _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _STRANGERS_T.c
 
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.

@@ -1,7 +1,8 @@
 """The database tables: games, the append-only event log, inbound mail, the outbox (205, 213).
 
 The event log is the source of truth; `games.state` is a snapshot that can be rebuilt from it.
-Several games share one database, each row keyed by its game.
+Several games share one database, each row keyed by its game; `game_owners` says which `run`
+process works each game, and `workers` which processes are alive to share them.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class OutboxRow(SQLModel, table=True):
     kind: str
     created_at: datetime
     raw: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    status: str = Field(default="pending", index=True)  # pending | sent | failed
+    status: str = Field(default="pending", index=True)  # pending | sending | sent | failed
+    claimed_by: str | None = None  # the process sending it, while `sending`
     attempts: int = 0
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
@@ -100,3 +102,22 @@ class MailboxRow(SQLModel, table=True):
     folder: str
     uidvalidity: int = 0
     last_uid: int = 0
+
+
+class GameOwnerRow(SQLModel, table=True):
+    """The lease on a game: the one process that works it, until `expires_at` unless renewed."""
+
+    __tablename__ = "game_owners"
+
+    game_id: int = Field(foreign_key="games.id", primary_key=True)
+    owner: str
+    expires_at: datetime
+
+
+class WorkerRow(SQLModel, table=True):
+    """A live `run` process, renewed by its heartbeat: the games are shared among these."""
+
+    __tablename__ = "workers"
+
+    name: str = Field(primary_key=True)
+    expires_at: datetime
