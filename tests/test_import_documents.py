@@ -13,8 +13,6 @@ import email.utils
 import json
 import mailbox
 import re
-import subprocess
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,20 +27,11 @@ from referee import importer
 from referee.core import labels
 from referee.core.model import Rule
 from tests.helpers import ADA, BOB, CARLA, T0
+from tests.test_cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 SEED = ROOT.parent / "shared" / "seeds" / "000_1052fcb6633c6904.txt"
-
-
-def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from referee.cli import main; main()", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        timeout=300,
-    )
 
 
 def finnish_laws() -> Path:
