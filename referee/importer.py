@@ -225,6 +225,8 @@ class _Reader:
         self.stack.append(heading)
         self.parts.append(_Open(heading))
         self.scope = _Scope()
+        if re.fullmatch(r"-?\d+(?:\.\d+)*", label):  # "## 2. Games" then "2.1", "2.2"
+            self.scope.seen.add(tuple(int(p) for p in label.split(".")))
         self.unnumbered = 0
 
     def add_section(self, marker: str, label: str, depth: int, line_no: int, rest: str) -> None:
@@ -285,12 +287,12 @@ class _Reader:
         else:
             known = parent in scope.seen
             previous = scope.children.get(parent, 0)
-            if not known:
-                ok = False
+            if not known:  # "1.1" with no "1." before it: a new group, if it starts at 1
+                ok = last_part == 1 and (standalone or (para_start and bool(end)))
             elif end and para_start:
                 ok = previous <= last_part <= previous + _MAX_GAP
-            else:
-                ok = last_part == previous + 1 and (standalone or bool(end))
+            else:  # dotted numbers that follow exactly may run line by line
+                ok = last_part == previous + 1 and (para_start or bool(end))
         if not ok:
             if end or para_start:
                 self.note(line_no, found.group(0), "does not continue the numbering")

@@ -561,3 +561,16 @@ def test_a_carried_parameter_is_the_rules_and_the_king_confirms_it_by_label(
     assert game.do(Confirm(ADA, 0, ref="§ 5.4")).ok
     assert not game.state.parameter_questions
     assert params.effective(game.state)["winning_score"] == 40
+
+
+def test_dotted_sections_under_numbered_headings() -> None:
+    """`## 2. Games` then `2.1`, `2.2` line by line: the heading is the sections' parent."""
+    text = (
+        "# Rules\n\n## 1. Membership\n\n1.1 Anyone may join.\n\n1.2 Members pay.\n\n"
+        "## 2. Games\n\n2.1 Games use a clock.\n2.2 One adjournment, 3 days at most.\n"
+        "2.5 kg of chess sets stay in the club.\n"
+    )
+    doc = importer.read_document(text)
+    assert [s.path for s in doc.sections] == ["1/1.1", "1/1.2", "2/2.1", "2/2.2"]
+    assert doc.sections[-1].text.endswith("2.5 kg of chess sets stay in the club.")
+    assert any("2.5 kg" in note for note in doc.notes)
