@@ -365,7 +365,7 @@ def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_
     order = [int(n) for n in re.findall(r"^\*\*Rule (\d+)", last, re.M)]
     now = {amended.number: 301, transmuted.number: 303}
     assert order == [now.get(n, n) for n in sorted(before) if n != repealed.number]
-    shown = amended.path if "/" in amended.path else amended.label
+    shown = labels.display(amended, tuple(before.values()))  # the label, or the path if it repeats
     if shown:
         assert f"**Rule 301 ({shown})**" in last
     # HISTORY by label after the amendment still finds the rule, now 301
@@ -574,3 +574,32 @@ def test_dotted_sections_under_numbered_headings() -> None:
     assert [s.path for s in doc.sections] == ["1/1.1", "1/1.2", "2/2.1", "2/2.2"]
     assert doc.sections[-1].text.endswith("2.5 kg of chess sets stay in the club.")
     assert any("2.5 kg" in note for note in doc.notes)
+
+
+def test_a_reference_finds_its_rule_by_number_then_label_then_path() -> None:
+    def rule(number: int, label: str, path: str, in_force: bool = True) -> Rule:
+        return Rule(
+            number, number, True, f"text {number}", label=label, path=path, in_force=in_force
+        )
+
+    rules = (
+        rule(101, "§ 1", "§ 1"),
+        rule(102, "2", "A/2"),
+        rule(103, "2", "B/2"),
+        rule(104, "IV", "B/IV", in_force=False),
+        rule(301, "IV", "C/IV"),
+        rule(105, "101", "C/101"),
+    )
+    assert labels.resolve(rules, 101).rule == rules[0]  # a number before a label
+    assert labels.resolve(rules, "§1.").rule == rules[0] and labels.resolve(rules, "1").rule
+    assert labels.resolve(rules, "2").ambiguous
+    assert [r.number for r in labels.resolve(rules, "2").candidates] == [102, 103]
+    assert labels.resolve(rules, "b/2").rule == rules[2]  # paths ignore case
+    assert labels.resolve(rules, "IV").rule == rules[4]  # the rule in force first
+    assert labels.resolve(rules, "B/IV").rule == rules[3]  # a repealed rule by its path
+    assert labels.resolve(rules, "XL").rule is None and not labels.resolve(rules, "XL").ambiguous
+    assert labels.display(rules[0], rules) == "§ 1"
+    assert labels.display(rules[1], rules) == "A/2"
+    assert labels.shown(rules[2]) == "103 (B/2)"
+    order = labels.reading_order([Rule(400, 400, True, "new"), rules[4], rules[1], rules[0]])
+    assert [r.number for r in order] == [101, 102, 301, 400]

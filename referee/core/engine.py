@@ -707,7 +707,7 @@ class _Step:
                 new.number,
                 proposal=n,
                 parameters=changes.parameter_changes(old.parameters, new.parameters),
-                label=labels.display(old),
+                label=labels.display(old, self.state.rules),
             )
         )
         if kind in AMENDING_KINDS:
@@ -1165,7 +1165,7 @@ class _Step:
             return Done.HELP, {}
         rule = self.find_rule(cmd.ref or cmd.number)
         asked = cmd.number if not cmd.ref else rule.number  # a label names the rule as it is
-        data = {"asked": asked, "rule": view.rule_data(rule)}
+        data = {"asked": asked, "rule": view.rule_data(rule, s.rules)}
         return (Done.RULE if cmd.what is QueryKind.RULE else Done.HISTORY), data
 
     # ----- the clock ----------------------------------------------------------------------------

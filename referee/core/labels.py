@@ -75,11 +75,15 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
     return Found(None, tuple(pathed))
 
 
-def display(rule: Rule) -> str:
-    """The label to show beside the number: the path when labels repeat under headings
-    (`II/III`), else the label (`§ 2.2`); empty for rules that have none."""
+def display(rule: Rule, rules: Sequence[Rule] = ()) -> str:
+    """The label to show beside the number: the label itself (`§ 2.2`, `IV`) when no other of
+    `rules` shares it, else the path that tells them apart (`II/III`); empty for a rule that
+    has neither."""
     if not rule.label:
         return rule.path if "/" in rule.path else ""
+    twins = [r for r in rules if r.label and normal(r.label) == normal(rule.label)]
+    if len(twins) <= 1 and rules:
+        return rule.label
     return rule.path if "/" in rule.path else rule.label
 
 

@@ -6,6 +6,7 @@ Views hold only dicts, lists, strings, numbers, booleans and datetimes, so a tem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,8 @@ def _iso(at: datetime | None) -> str | None:
     return at.isoformat() if at is not None else None
 
 
-def rule_data(rule: Rule) -> dict[str, Any]:
+def rule_data(rule: Rule, rules: Sequence[Rule] = ()) -> dict[str, Any]:
+    """One rule for a mail; `rules` (the game's) decide whether its label alone is clear."""
     return {
         "number": rule.number,
         "identity": rule.identity,
@@ -27,7 +29,7 @@ def rule_data(rule: Rule) -> dict[str, Any]:
         "title": rule.title,
         "label": rule.label,  # the document's own label ("§ 2.2")
         "path": rule.path,  # where the document had it ("II/III")
-        "shown_label": labels.display(rule),  # what mails show beside the number
+        "shown_label": labels.display(rule, rules),  # what mails show beside the number
         "text": rule.text,
         "full_text": rule.full_text,
         "amendments": [{"id": rule.amendment_id(a.seq), "text": a.text} for a in rule.amendments],
@@ -65,7 +67,7 @@ def proposal_data(state: GameState, p: Proposal) -> dict[str, Any]:
         "kind": p.kind.value,
         "target": p.target_number,
         "target_now": target.number if target else None,
-        "target_label": labels.display(target) if target else "",
+        "target_label": labels.display(target, state.rules) if target else "",
         "target_mutable": target.mutable if target else None,
         "amendment": amendment,
         "status": p.status.value,
@@ -130,7 +132,7 @@ def house_values(state: GameState) -> list[dict[str, Any]]:
 
 def ruleset_data(state: GameState) -> dict[str, Any]:
     return {
-        "rules": [rule_data(r) for r in labels.reading_order(state.rules_in_force)],
+        "rules": [rule_data(r, state.rules) for r in labels.reading_order(state.rules_in_force)],
         "house_values": house_values(state),
         "scores": scores_data(state),
         "adoption": state.adoption.value,
