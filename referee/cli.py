@@ -1,7 +1,9 @@
-"""The command line, `nomic-referee`: init, run, status, replay, import, export (INTERFACE.md 1).
+"""The command line, `nomic-referee`: init, run, status, outbox, replay, demo, import, export.
 
-It only parses arguments and calls the service. Every error is one line on stderr and a
-non-zero exit, never a traceback.
+The commands of INTERFACE.md section 1. It only parses arguments and calls the service.
+Every error is one line on stderr and a non-zero exit, never a traceback: a bad config, an
+unreadable file, an unreachable database or IMAP server (named, with its answer), bad
+arguments.
 """
 
 from __future__ import annotations
@@ -9,15 +11,25 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from email.header import decode_header, make_header
+from email.parser import BytesHeaderParser
+from email.policy import compat32
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
+from zoneinfo import ZoneInfo
 
 import typer
+import typer.core
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from referee import rulebook
+from referee import __version__, rulebook
 from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
+from referee.resources import ResourceError
 from referee.service import Referee
 from referee.store.store import Store, StoreError
 
@@ -53,21 +65,90 @@ def settings_from(path: Path) -> Settings:
     try:
         return load_settings(path)
     except ConfigError as exc:
+        if not path.exists():
+            fail(
+                f"{exc}; to start from a commented starter config: "
+                f"nomic-referee init --write-config {path}"
+            )
         fail(str(exc))
 
 
-def _print_state(data: dict[str, Any], as_json: bool) -> None:
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def _database_name(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # a URL sqlalchemy cannot parse: show it without its password part
+        return url.split("@")[-1]
+
+
+@contextmanager
+def answers(settings: Settings, what: str) -> Iterator[None]:
+    """Turn every failure into one line naming what failed: the store, the server, the file."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
+        fail(f"{what}: interrupted", 130)
+    except (ConfigError, StoreError, rulebook.RulesetError, ResourceError) as exc:
+        fail(str(exc))
+    except DBAPIError as exc:  # the database server, or the SQLite file, cannot be used
+        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
+    except SQLAlchemyError as exc:
+        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
+    except (ConnectionError, TimeoutError) as exc:  # ImapError is a ConnectionError
+        if settings.imap is not None:
+            fail(f"IMAP server {settings.imap.host}:{settings.imap.port}: {_first_line(exc)}")
+        fail(f"{what}: {_first_line(exc)}")
+    except OSError as exc:
+        fail(f"{what}: {exc}")
+    except Exception as exc:  # never a traceback: the log (-v) has the detail
+        logging.getLogger("referee").debug("%s failed", what, exc_info=True)
+        fail(f"{what}: {exc.__class__.__name__}: {_first_line(exc)}")
+
+
+def _local(value: str | None, zone: ZoneInfo) -> str:
+    """An ISO time from the state, as the players read it: the game's time zone."""
+    if not value:
+        return "-"
+    return datetime.fromisoformat(value).astimezone(zone).strftime("%a %d %b %Y %H:%M %Z")
+
+
+def _delivery(settings: Settings) -> str:
+    if settings.smtp is not None:
+        return f"sent by SMTP through {settings.smtp.host}:{settings.smtp.port}"
+    return f"no [smtp]: written to the Maildir {settings.sent} (open it with a mail client)"
+
+
+def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> None:
+    """The state in a few lines: names rather than addresses, times in the game's zone."""
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
+    zone = ZoneInfo(timezone)
+    names: dict[str, str] = {str(p["email"]): str(p["name"]) for p in data["players"]}
+
+    def who(email: str | None) -> str:
+        return names.get(email or "", email or "-")
+
     turn = data["turn"]
+    deadline = ""
+    if turn["deadline"]:
+        due = turn["deadline"] <= data["now"]
+        deadline = f", until {_local(turn['deadline'], zone)}" + (
+            " (past: the next run fires it)" if due else ""
+        )
     lines = [
-        f"{data['game']} at {data['now']}",
-        f"round {data['round']}, phase {turn['phase']}, turn of {turn['player'] or '-'}"
+        f"{data['game']} at {_local(data['now'], zone)} ({timezone})",
+        f"round {data['round']}, phase {turn['phase']}, turn of {who(turn['player'])}"
         + (f", proposal {turn['proposal']}" if turn["proposal"] else "")
-        + (f", until {turn['deadline']}" if turn["deadline"] else ""),
-        f"King {data['king'] or '-'}; adoption by {data['adoption']}"
-        + (f"; WINNER {data['winner']}" if data["winner"] else ""),
+        + deadline,
+        f"King {who(data['king'])}; adoption by {data['adoption']}"
+        + (f"; WINNER {who(data['winner'])}" if data["winner"] else ""),
     ]
     lines += [
         f"  {p['score']:>5}  {p['name']} <{p['email']}>"
@@ -78,34 +159,71 @@ def _print_state(data: dict[str, Any], as_json: bool) -> None:
     lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
     if "mail" in data:
         mail = data["mail"]
+        waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
         lines.append(
-            f"outbox: {mail.get('pending', 0)} waiting, {mail.get('sent', 0)} sent, "
+            f"outbox: {waiting} waiting, {mail.get('sent', 0)} sent, "
             f"{mail.get('failed', 0)} undeliverable; {mail.get('quarantined', 0)} mail(s) "
             "in quarantine"
         )
+        if "delivery" in mail:
+            lines.append(f"mail: {mail['delivery']}")
     typer.echo("\n".join(lines))
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"nomic-referee {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """Referees the game Nomic by email."""
+
+
 @app.command()
-def init(config: ConfigArg) -> None:
-    """Create the game's store from the config: initial ruleset, players, King."""
-    settings = settings_from(config)
-    store = Store(settings.database_url)
-    try:
-        store.create_schema()
-        if store.game_id(settings.game.name) is not None:
-            fail(f"the game {settings.game.name!r} is already initialised in this database")
-        started = settings.game.start or datetime.now(UTC)
-        referee = Referee.create(store, settings, started)
-        settings.maildir.mkdir(parents=True, exist_ok=True)
+def init(
+    config: ConfigArg,
+    write_config: Annotated[
+        bool,
+        typer.Option(
+            "--write-config", help="write a commented starter config to CONFIG, then stop"
+        ),
+    ] = False,
+) -> None:
+    """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
+    from referee.starter import initialise, starter_config
+
+    if write_config:
+        if config.exists():
+            fail(f"{config} exists already; give another name, or init it without --write-config")
+        try:
+            config.write_text(starter_config(), encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {config}: {exc.strerror or exc}")
         typer.echo(
-            f"initialised {settings.game.name!r}: {len(referee.state.players)} players, "
-            f"{len(referee.state.rules)} rules, first turn: {referee.state.turn_player}"
+            f"wrote a starter config to {config}: put in your game's name, address and players, "
+            f"then run: nomic-referee init {config}"
         )
-    except (StoreError, rulebook.RulesetError, OSError) as exc:
-        fail(str(exc))
-    finally:
-        store.close()
+        return
+    settings = settings_from(config)
+    with answers(settings, "init"):
+        done = initialise(settings, datetime.now(UTC))
+        typer.echo(
+            f"initialised {settings.game.name!r}: {done.players} players, "
+            f"{done.rules} rules, first turn: {done.first_turn}"
+        )
+        typer.echo(
+            f"inbox: drop mail in {settings.maildir / 'new'}"
+            if settings.imap is None
+            else f"inbox: IMAP {settings.imap.host}"
+        )
+        typer.echo(f"mail out: {_delivery(settings)}")
 
 
 @app.command()
@@ -126,11 +244,9 @@ def run(
     Any number of these may run on one database: each game is worked by one at a time, and
     another takes it over within seconds when that one stops.
     """
-    import asyncio
-
     from sqlalchemy.exc import SQLAlchemyError
 
-    from referee.runner import Service, Worker, database_down
+    from referee.runner import database_down
 
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
     every = [settings_from(path) for path in config]
@@ -139,83 +255,245 @@ def run(
         fail("--now goes with --once")
     stores: dict[str, Store] = {}
     try:
-        services = []
-        for settings in every:
-            store = stores.setdefault(settings.database_url, Store(settings.database_url))
-            if store.has_schema():  # a database made by an older version gets the new tables
-                store.create_schema()
-            services.append(Service(settings, store))
-        if once:
-            failed = 0
-            for service in services:
-                done = service.run_once(moment)
-                typer.echo(
-                    (f"{service.name}: " if len(services) > 1 else "")
-                    + f"processed {done.processed} mail(s), {done.failed} set aside; "
-                    f"{done.deadlines} deadline(s); sent {done.sent}, deferred {done.deferred}, "
-                    f"undeliverable {done.undeliverable}"
-                )
-                failed += done.failed
-            if failed:
-                raise typer.Exit(1)
-        else:
-            asyncio.run(Worker(services).run())
-    except (StoreError, OSError) as exc:
-        fail(str(exc))
-    except SQLAlchemyError as exc:  # unreachable, read-only: one line, not the driver's story
-        fail(str(database_down(exc)))
-    except typer.Exit:
-        raise
-    except Exception as exc:  # never a traceback: the log has the detail
-        logging.getLogger("referee").debug("run failed", exc_info=True)
-        fail(f"{exc.__class__.__name__}: {exc}")
+        with answers(every[0], "run"):
+            try:
+                _run_games(every, stores, once, moment)
+            except SQLAlchemyError as exc:  # unreachable, read-only: one line, not the driver's
+                where = _database_name(every[0].database_url)
+                fail(f"database {where}: {_first_line(database_down(exc))}")
     finally:
         for store in stores.values():
             store.close()
+
+
+def _run_games(
+    every: list[Settings], stores: dict[str, Store], once: bool, moment: datetime | None
+) -> None:
+    """`run`'s work: one service per game, once (cron, tests) or until stopped."""
+    import asyncio
+
+    from referee.runner import Service, Worker
+
+    services = []
+    for settings in every:
+        store = stores.setdefault(settings.database_url, Store(settings.database_url))
+        if store.has_schema():  # a database made by an older version gets the new tables
+            store.create_schema()
+        services.append(Service(settings, store))
+    if once:
+        failed = 0
+        for service in services:
+            done = service.run_once(moment)
+            where = "written to sent/" if service.settings.smtp is None else "sent"
+            typer.echo(
+                (f"{service.name}: " if len(services) > 1 else "")
+                + f"processed {done.processed} mail(s), {done.failed} set aside; "
+                f"{done.deadlines} deadline(s); {where} {done.sent}, "
+                f"deferred {done.deferred}, undeliverable {done.undeliverable}"
+            )
+            failed += done.failed
+        if failed:
+            raise typer.Exit(1)
+    else:
+        asyncio.run(Worker(services).run())
 
 
 @app.command()
 def status(
     config: ConfigArg,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
+    now: Annotated[str | None, typer.Option(help="show the game as at this ISO 8601 time")] = None,
 ) -> None:
-    """The game as it stands."""
+    """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
     settings = settings_from(config)
+    moment = parse_time(now, "--now") or datetime.now(UTC)
     store = Store(settings.database_url)
     try:
-        referee = Referee.open(store, settings)
-        data = view.public_state(referee.state, datetime.now(UTC))
-        data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined mail
-        _print_state(data, as_json)
-    except (StoreError, OSError) as exc:
-        fail(str(exc))
-    except Exception as exc:  # a database that cannot be read: say so in one line
-        fail(f"cannot read the game's store: {exc.__class__.__name__}: {exc}")
+        with answers(settings, "cannot read the game's store"):
+            referee = Referee.open(store, settings)
+            data = view.public_state(referee.state, moment)
+            data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
+            data["mail"]["delivery"] = _delivery(settings)
+            _print_state(data, as_json, settings.game.timezone)
     finally:
         store.close()
 
 
+def _subject(raw: bytes) -> str:
+    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", "")
+    try:
+        return str(make_header(decode_header(str(value))))
+    except (ValueError, LookupError):
+        return str(value)
+
+
+def _replaceable(path: Path) -> bool:
+    """An export overwrites an earlier export (an mbox, or empty), never another file."""
+    if not path.is_file():
+        return False
+    with path.open("rb") as handle:
+        return handle.read(5) in (b"", b"From ")
+
+
+_STATUS = {"waiting": "pending", "sent": "sent", "undeliverable": "failed"}
+
+
 @app.command()
-def archive(
+def outbox(
+    config: ConfigArg,
+    export: Annotated[
+        Path | None, typer.Option(help="also write the listed mail to this mbox file")
+    ] = None,
+    show: Annotated[
+        str, typer.Option("--status", help="waiting, sent, undeliverable or all")
+    ] = "all",
+) -> None:
+    """List the mail the referee has decided to send (waiting, sent, undeliverable); export it."""
+    from referee.replay import write_mbox
+
+    if show != "all" and show not in _STATUS:
+        fail(f"--status: {show!r} is not one of waiting, sent, undeliverable, all")
+    settings = settings_from(config)
+    if export is not None and export.exists() and not _replaceable(export):
+        fail(f"--export: {export} exists and is not an mbox; choose another file")
+    zone = ZoneInfo(settings.game.timezone)
+    label = {v: k for k, v in _STATUS.items()}
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "outbox"):
+            referee = Referee.open(store, settings)
+            rows = store.outbox(referee.game_id, None if show == "all" else _STATUS[show])
+            for row in rows:
+                at = row.sent_at or row.created_at
+                stamp = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(zone)
+                typer.echo(
+                    f"{row.id:>6}  {label.get(row.status, row.status):<13} "
+                    f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {_subject(row.raw)}"
+                )
+            typer.echo(f"{len(rows)} mail(s); {_delivery(settings)}")
+            if export is not None:
+                write_mbox(export, [(r.raw, r.created_at) for r in rows], settings.game.address)
+                typer.echo(f"{len(rows)} mail(s) written to {export}")
+    finally:
+        store.close()
+
+
+# ----- the archive and the website (issue 9) --------------------------------------------------
+
+
+class _ArchiveGroup(typer.core.TyperGroup):
+    """`archive CONFIG [FOLDER]` writes the archive; `archive check|diff ...` are subcommands."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["write", *args]
+        return super().resolve_command(ctx, args)
+
+
+archive_app = typer.Typer(
+    cls=_ArchiveGroup,
+    no_args_is_help=True,
+    help="The rule archive: write it (archive CONFIG [FOLDER]), check it, diff two dates.",
+)
+app.add_typer(archive_app, name="archive")
+
+
+def _keeper(settings: Settings, store: Store) -> Any:
+    from referee.archive import Keeper
+
+    game_id = store.game_id(settings.game.name)
+    if game_id is None:
+        fail(f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'")
+    return Keeper(settings, store, game_id)
+
+
+@archive_app.command("write")
+def archive_write(
     config: ConfigArg,
     folder: Annotated[
         Path | None, typer.Argument(help="where to write (default: [game] archive)")
     ] = None,
 ) -> None:
-    """Write the rule archive: one file per rule with its history, the ruleset, the scores."""
-    from referee.archive import write_archive
-
+    """Write the rule archive from the event log, with one git commit per change."""
     settings = settings_from(config)
     target = folder or settings.game.archive
     if target is None:
         fail("give a folder, or set [game] archive in the config")
     store = Store(settings.database_url)
     try:
-        referee = Referee.open(store, settings)
-        changed = write_archive(referee.state, target)
-        typer.echo(f"{len(changed)} file(s) written in {target}")
-    except (StoreError, OSError) as exc:
-        fail(str(exc))
+        with answers(settings, "archive"):
+            written = _keeper(settings, store).write_archive(target)
+            typer.echo(f"{written.files} file(s) written, {written.commits} commit(s) in {target}")
+    finally:
+        store.close()
+
+
+@archive_app.command("check")
+def archive_check(
+    folder: Annotated[Path, typer.Argument(help="an archive folder, or its rules/ folder")],
+) -> None:
+    """Check an archive (perhaps edited by hand): exit 1 naming every entry at fault."""
+    from referee.archive.check import check_archive
+
+    if not folder.is_dir():
+        fail(f"not a folder: {folder}")
+    problems = check_archive(folder)
+    for problem in problems:
+        typer.echo(str(problem))
+    if problems:
+        typer.echo(f"{len(problems)} problem(s) in {folder}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{folder}: the archive is consistent")
+
+
+@archive_app.command("diff")
+def archive_diff(
+    config: ConfigArg,
+    start: Annotated[str, typer.Option("--from", help="ISO 8601 date or time")],
+    end: Annotated[str | None, typer.Option("--to", help="ISO 8601 date or time (now)")] = None,
+) -> None:
+    """Print what changed in the rules between two dates."""
+    from referee.archive.diff import rules_diff
+
+    settings = settings_from(config)
+    since = _day_or_time(start, "--from")
+    until = _day_or_time(end, "--to") if end else datetime.now(UTC)
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "archive diff"):
+            typer.echo(rules_diff(_keeper(settings, store).history(), since, until), nl=False)
+    finally:
+        store.close()
+
+
+def _day_or_time(text: str, option: str) -> datetime:
+    """`2026-12-08` (the end of that day, UTC) or a full ISO 8601 time with its offset."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"{option}: {text!r} is not an ISO 8601 date or time (2026-12-08)")
+    if value.tzinfo is None:
+        if len(text) == 10:
+            return value.replace(hour=23, minute=59, second=59, tzinfo=UTC)
+        fail(f"{option}: {text!r} has no UTC offset")
+    return value
+
+
+@app.command()
+def site(
+    config: ConfigArg,
+    out: Annotated[Path | None, typer.Option(help="the folder (default: [game] site)")] = None,
+) -> None:
+    """Write the game's static website (works from file:// and any static host)."""
+    settings = settings_from(config)
+    target = out or settings.game.site
+    if target is None:
+        fail("give --out DIR, or set [game] site in the config")
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "site"):
+            pages = _keeper(settings, store).write_site(target, progress=True)
+            typer.echo(f"{pages} file(s) written in {target}; open {target / 'index.html'}")
     finally:
         store.close()
 
@@ -233,13 +511,56 @@ def replay(
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
-    try:
+    _check_mbox(mbox)
+    with answers(settings, "replay"):
         result = run_replay(settings, mbox, stop, out)
-    except (OSError, rulebook.RulesetError, StoreError) as exc:
-        fail(str(exc))
-    _print_state(view.public_state(result.state, result.now), as_json)
+    _print_state(view.public_state(result.state, result.now), as_json, settings.game.timezone)
+    typer.echo(
+        f"{result.messages} message(s) read from {mbox}"
+        + (f"; {result.sent} mail(s) written to {out}" if out is not None else ""),
+        err=True,
+    )
     if result.failed:
         typer.echo(f"{len(result.failed)} message(s) could not be processed", err=True)
+
+
+def _check_mbox(path: Path) -> None:
+    """An mbox is a file that starts with a `From ` line; anything else is said plainly."""
+    if path.is_dir():
+        fail(f"{path} is a folder; replay reads an mbox file")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except FileNotFoundError:
+        fail(f"mbox not found: {path}")
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    if not head.strip():
+        fail(f"0 messages read from {path}: the file is empty")
+    if not head.lstrip(b"\r\n").startswith(b"From "):
+        fail(f"{path} is not an mbox file (an mbox starts with a 'From ' line)")
+
+
+@app.command()
+def demo(
+    folder: Annotated[
+        Path, typer.Argument(help="where to write the demo game (default: ./nomic-demo)")
+    ] = Path("nomic-demo"),
+    language: Annotated[str, typer.Option(help="en or it")] = "en",
+) -> None:
+    """Play a short game on embedded defaults (SQLite, Maildir), start to winner, in seconds."""
+    from referee.demo import DemoError, play
+
+    if language not in ("en", "it"):
+        fail(f"--language: {language!r} is not 'en' or 'it'")
+    try:
+        play(folder, language, typer.echo)
+    except KeyboardInterrupt:
+        fail(f"interrupted; {folder} is half-written: run 'nomic-referee demo' again", 130)
+    except DemoError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"demo: {exc}")
 
 
 # --- rule documents: import and export (issue 10) ------------------------------------------------

@@ -40,6 +40,7 @@ class GameConfig:
     start: datetime | None = None
     max_mail_bytes: int = 5_000_000
     archive: Path | None = None
+    site: Path | None = None  # the static website `run` keeps up to date
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class Settings:
     parameters: tuple[tuple[str, str], ...]
     folder: Path
     limits: LimitsConfig = LimitsConfig()
+    sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
 
     @property
     def king(self) -> PlayerConfig:
@@ -201,6 +203,7 @@ def load_settings(path: Path) -> Settings:
         parameters=_parameters(data),
         folder=folder,
         limits=_limits(data),
+        sent=_maildir(data, folder, "sent"),
     )
 
 
@@ -225,6 +228,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "start",
         "max_mail_bytes",
         "archive",
+        "site",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -255,6 +259,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         start=start,
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
         archive=_archive(_str(t, "archive", "game", ""), folder),
+        site=_archive(_str(t, "site", "game", ""), folder),
     )
 
 
@@ -307,9 +312,10 @@ def _database(data: dict[str, Any], folder: Path) -> str:
     return url
 
 
-def _maildir(data: dict[str, Any], folder: Path) -> Path:
-    t = _table(data, "maildir", {"path"}, "maildir")
-    path = Path(_str(t, "path", "maildir", "maildir"))
+def _maildir(data: dict[str, Any], folder: Path, key: str = "path") -> Path:
+    """[maildir] path: the inbox; [maildir] sent: where mail goes when there is no [smtp]."""
+    t = _table(data, "maildir", {"path", "sent"}, "maildir")
+    path = Path(_str(t, key, "maildir", "maildir" if key == "path" else "sent"))
     return path if path.is_absolute() else folder / path
 
 

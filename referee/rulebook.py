@@ -64,11 +64,24 @@ def load(
     path = Path(spec)
     if not path.is_absolute() and base is not None:
         path = base / path
+    if path.is_dir() and (path / "index.toml").is_file():
+        return load_archive(path)
     if path.is_dir():
         return load_folder(path, house)
     if path.is_file():
         return load_document(path, language)
     raise RulesetError(f"ruleset not found: {path}")
+
+
+def load_archive(folder: Path) -> Ruleset:
+    """The rules in force in a rule archive's `rules/` folder: a new game from an old one."""
+    from referee.archive.check import ArchiveError, read_rules
+
+    try:
+        name, language, rules = read_rules(folder)
+    except (ArchiveError, OSError) as exc:
+        raise RulesetError(str(exc)) from exc
+    return _checked(Ruleset(name, language, rules, str(folder)))
 
 
 _FRONT = re.compile(r"\A\+\+\+\n(.*?)\n\+\+\+\n?(.*)\Z", re.S)

@@ -39,13 +39,14 @@ from typing import Any, TypeVar
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from referee.archive import write_archive
+from referee.archive import Keeper
 from referee.config import Settings
 from referee.core import engine
 from referee.mail import intake
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
+from referee.mail.sentbox import MaildirPostman
 from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
 from referee.store.store import DatabaseDown, LostGame, Store, StoreError
@@ -102,14 +103,16 @@ class Service:
         self.referee = Referee.open(store, settings)
         self.game_id = self.referee.game_id
         self.postman = self._postman()
+        self.keeper = Keeper(settings, store, self.game_id)  # the archive and the website
         self.summary = Summary()
         self.halt = threading.Event()  # asks a Maildir drain in the game's thread to stop
         self._work: ThreadPoolExecutor | None = None
 
-    def _postman(self) -> Postman | None:
+    def _postman(self) -> Postman | MaildirPostman:
+        """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
         smtp = self.settings.smtp
         if smtp is None:
-            return None
+            return MaildirPostman(self.store, self.game_id, self.settings.sent, owner=self.owner)
         return Postman(self.store, self.game_id, smtp, self.settings.game.address, owner=self.owner)
 
     @property
@@ -250,17 +253,19 @@ class Service:
         return MaildirInbox(self.settings.maildir, max_bytes=self.settings.game.max_mail_bytes)
 
     def archive(self) -> None:
-        """Bring the on-disk rule archive up to date, when the config names a folder."""
-        folder = self.settings.game.archive
-        if folder is None:
-            return
+        """Bring the archive, its git history and the website up to date, when configured."""
         try:
-            changed = write_archive(self.referee.state, folder)
-        except OSError:  # a full disk must not stop the game; the event log has it all
-            log.exception("could not write the rule archive in %s", folder)
+            written = self.keeper.update()
+        except Exception:  # derived data: a full disk or a bug here must not stop the game
+            log.exception("could not write the archive or the site; the event log has it all")
             return
-        if changed:
-            log.info("archive: %d file(s) written in %s", len(changed), folder)
+        if written.files or written.commits or written.pages:
+            log.info(
+                "archive: %d file(s), %d commit(s); site: %d page(s)",
+                written.files,
+                written.commits,
+                written.pages,
+            )
 
     def _count(self, summary: Summary, tally: Tally) -> None:
         summary.sent += tally.sent

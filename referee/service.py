@@ -16,7 +16,7 @@ from typing import Any
 
 from referee import rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import codec, engine
+from referee.core import codec, engine, outcomes
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
@@ -28,6 +28,7 @@ from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
+from referee.store.tables import InboundStatus
 
 log = logging.getLogger("referee")
 
@@ -75,7 +76,7 @@ class Receipt:
     """What became of one inbound message, for the log and the caller."""
 
     message_id: str
-    status: str  # processed | duplicate | ignored | stranger
+    status: InboundStatus
     commands: int = 0
     refused: int = 0
     sent: int = 0
@@ -122,11 +123,15 @@ class Referee:
         game_id = store.create_game(
             settings.game.name, settings.game.address, settings.game.language, initial, started
         )
-        referee = cls(store, game_id, settings, render)
-        decision = engine.start_game(initial, started)
-        with store.unit(game_id) as work:
-            referee._emit(work, decision.effects, started, decision.state, inbound=None)
-            work.save_state(decision.state, force=True)
+        try:
+            referee = cls(store, game_id, settings, render)
+            decision = engine.start_game(initial, started)
+            with store.unit(game_id) as work:
+                referee._emit(work, decision.effects, started, decision.state, inbound=None)
+                work.save_state(decision.state, force=True)
+        except BaseException:  # a half-made game is no game: leave nothing behind
+            store.delete_game(game_id)
+            raise
         referee.state = decision.state
         log.info("game %r created with %d players", settings.game.name, len(settings.players))
         return referee
@@ -190,7 +195,7 @@ class Referee:
         with self.store.unit(self.game_id) as work:
             if work.seen(mail):
                 log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
-                return Receipt(mail.message_id, "duplicate")
+                return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
@@ -210,51 +215,52 @@ class Referee:
     ) -> tuple[Receipt, GameState]:
         limits = self.settings.limits
         if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
-            work.record_inbound(mail, at, "ignored", "automatic")
-            return Receipt(mail.message_id, "ignored"), state
+            work.record_inbound(mail, at, InboundStatus.IGNORED, "automatic")
+            return Receipt(mail.message_id, InboundStatus.IGNORED), state
         if not mail.sender:  # no one to answer, and no one to obey
             log.warning(
                 "mail %s has no single sender: %s", _shown(mail.message_id), mail.sender_problem
             )
             work.record_inbound(
-                mail, at, "refused", f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
+                mail, at, InboundStatus.REFUSED, f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
             )
-            return Receipt(mail.message_id, "refused", 0, 1, 0), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
         player = state.player(mail.sender)
         if player is None:
-            work.record_inbound(mail, at, "stranger")
+            work.record_inbound(mail, at, InboundStatus.STRANGER)
             sent = 0
             day = at.date().isoformat()
             if work.first_note_today(mail.sender, day, limits.stranger_notes_per_day):
                 sent = self._reply_stranger(work, mail, at, state)
-            return Receipt(mail.message_id, "stranger", sent=sent), state
+            return Receipt(mail.message_id, InboundStatus.STRANGER, sent=sent), state
         today = work.sender_today(mail.sender, at)
         over = _daily(today, limits)
         if over is not None:
-            work.record_inbound(mail, at, "refused", Reason.DAILY_LIMIT.value)
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.DAILY_LIMIT.value)
             if today.mails > limits.mails_per_day:  # told once already: silence till tomorrow
-                return Receipt(mail.message_id, "refused", 0, 1, 0), state
+                return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
             sent = self._reply(work, mail, at, state, [_item("", over)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         refusal = self._screen(mail, raw)
         if refusal is not None:
-            work.record_inbound(mail, at, "refused", refusal.code)
+            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code)
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
-            work.record_inbound(mail, at, "refused", refusal.code, len(parsed))
+            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, "refused", 0, 1, sent), state
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
         language = self.settings.game.language
         if not parsed and today.empty >= limits.empty_replies_per_day:
-            work.record_inbound(mail, at, "refused", Reason.NO_COMMAND.value)
-            return Receipt(mail.message_id, "refused", 0, 1, 0), state  # a loop: stop answering
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
+            # a loop: stop answering
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
         note = "" if parsed else Reason.NO_COMMAND.value
-        work.record_inbound(mail, at, "processed", note, len(parsed))
+        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
         items: list[dict[str, Any]] = []
         effects: list[Effect] = []
         echoes = self._echoes(mail, state) if parsed else frozenset()
@@ -265,12 +271,10 @@ class Referee:
                     _item(
                         line.line,
                         Outcome(
-                            False,
-                            Reason.SYNTAX.value,
-                            {
-                                "syntax": line.spec.syntax(self.settings.game.language),
-                                "problem": line.problem,
-                            },
+                            outcomes.Syntax(
+                                syntax=line.spec.syntax(self.settings.game.language),
+                                problem=line.problem,
+                            )
                         ),
                     )
                 )
@@ -282,16 +286,14 @@ class Referee:
                     line.line[:80],
                 )
                 where = echoes_where(mail, self.settings)
-                items.append(
-                    _item(line.line, Outcome(False, Reason.QUOTED_NOTICE.value, {"where": where}))
-                )
+                items.append(_item(line.line, Outcome(outcomes.QuotedNotice(where=where))))
                 continue
             decision = engine.decide(state, line.command, at)
             outcome, notices = _split(decision)
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
-                data = {"queued": queued, "limit": limits.mails_per_mail}
-                items.append(_item(line.line, Outcome(False, Reason.TOO_MANY_MAILS.value, data)))
+                over_mails = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
+                items.append(_item(line.line, Outcome(over_mails)))
                 continue
             queued += more
             work.append_event(codec.event_to_data(line.command), at, mail.message_id)
@@ -309,20 +311,20 @@ class Referee:
             thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
-            items.append(_item("", Outcome(False, Reason.NO_COMMAND.value, {"hint": hint})))
+            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint))))
         sent = self._reply(work, mail, at, state, items)
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
-        return Receipt(mail.message_id, "processed", len(parsed), refused, sent), state
+        return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
     def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
         """A player's mail that cannot be read or believed gets only a refusal."""
         limit = self.settings.game.max_mail_bytes
         if mail.size > limit:
-            return Outcome(False, Reason.TOO_LARGE.value, {"limit": f"{limit // 1_000_000} MB"})
+            return Outcome(outcomes.TooLarge(limit=f"{limit // 1_000_000} MB"))
         if mail.duplicated:
             headers = ", ".join(mail.duplicated)
-            return Outcome(False, Reason.DUPLICATE_HEADER.value, {"headers": headers})
+            return Outcome(outcomes.DuplicateHeader(headers=headers))
         verdict = authenticate(raw, mail.sender, self.settings.auth, self.dns)
         if not verdict.ok:
             log.warning(
@@ -331,11 +333,10 @@ class Referee:
                 redact(mail.sender),
                 verdict.why,
             )
-            return Outcome(False, Reason.NOT_AUTHENTICATED.value, {"why": verdict.why})
+            return Outcome(outcomes.NotAuthenticated(why=verdict.why))
         longest = self.settings.limits.max_body_chars
         if len(mail.body) > longest:
-            data = {"length": f"{len(mail.body):,}", "limit": f"{longest:,}"}
-            return Outcome(False, Reason.TOO_LONG.value, data)
+            return Outcome(outcomes.TooLong(length=f"{len(mail.body):,}", limit=f"{longest:,}"))
         return None
 
     def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
@@ -533,12 +534,9 @@ def echoes_where(mail: InboundMail, settings: Settings) -> str:
 def _daily(today: SenderDay, limits: LimitsConfig) -> Outcome | None:
     """The refusal when a sender has used up the day's mail or commands, else None."""
     if today.mails >= limits.mails_per_day:
-        return Outcome(
-            False, Reason.DAILY_LIMIT.value, {"what": "mails", "limit": limits.mails_per_day}
-        )
+        return Outcome(outcomes.DailyLimit(what="mails", limit=limits.mails_per_day))
     if today.commands >= limits.commands_per_day:
-        data = {"what": "commands", "limit": limits.commands_per_day}
-        return Outcome(False, Reason.DAILY_LIMIT.value, data)
+        return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
     return None
 
 
@@ -547,17 +545,13 @@ _OPENS_APPEAL = ("appeal", "accuse")
 
 def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) -> Outcome | None:
     """A mail asking more than one mail may: refused whole, with the limit it broke."""
-    data: dict[str, Any]
     appeals = sum(1 for p in parsed if p.spec.name in _OPENS_APPEAL)
     if appeals > limits.appeals_per_mail:
-        data = {"count": appeals, "limit": limits.appeals_per_mail}
-        return Outcome(False, Reason.TOO_MANY_APPEALS.value, data)
+        return Outcome(outcomes.TooManyAppeals(count=appeals, limit=limits.appeals_per_mail))
     if len(parsed) > limits.commands_per_mail:
-        data = {"count": len(parsed), "limit": limits.commands_per_mail}
-        return Outcome(False, Reason.TOO_MANY_COMMANDS.value, data)
+        return Outcome(outcomes.TooManyCommands(count=len(parsed), limit=limits.commands_per_mail))
     if today.commands + len(parsed) > limits.commands_per_day:
-        data = {"what": "commands", "limit": limits.commands_per_day}
-        return Outcome(False, Reason.DAILY_LIMIT.value, data)
+        return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
     return None
 
 

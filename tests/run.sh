@@ -6,13 +6,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v dovecot >/dev/null || ! command -v openssl >/dev/null; then
-  echo "== installing Dovecot (IMAP, LMTP) and openssl"
+# Debian's packages the tests need: Dovecot (IMAP, LMTP) and openssl for the mail stack;
+# Chromium and the DejaVu fonts for the screenshots and browser tests. Only what is missing.
+packages=()
+command -v dovecot >/dev/null || packages+=(dovecot-imapd dovecot-lmtpd)
+command -v openssl >/dev/null || packages+=(openssl)
+[ -x /usr/bin/chromium ] || packages+=(chromium)
+[ -d /usr/share/fonts/truetype/dejavu ] || packages+=(fonts-dejavu-core)
+if [ "${#packages[@]}" -gt 0 ]; then
+  echo "== installing ${packages[*]}"
   [ -e /usr/sbin/policy-rc.d ] || printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
   chmod +x /usr/sbin/policy-rc.d
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    dovecot-imapd dovecot-lmtpd openssl >/dev/null
+    "${packages[@]}" >/dev/null
 fi
 id vmail >/dev/null 2>&1 || useradd --system --no-create-home vmail
 
@@ -25,8 +32,8 @@ fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 echo "== ruff"
-ruff check referee tests bench examples
-ruff format --check referee tests bench examples
+ruff check referee tests bench examples scripts
+ruff format --check referee tests bench examples scripts
 echo "== mypy --strict"
 mypy
 echo "== pytest"

@@ -129,7 +129,7 @@ def test_the_kings_bare_reply_to_a_prompt_is_its_answer(referee: Referee) -> Non
         mail(BOB, "9", headers={"In-Reply-To": str(prompt["Message-ID"])}), T0 + 15 * DAY
     )
     answer = plain(sent(referee, "reply")[-1])
-    assert "(read as `AWARD 9`)" in answer and "Only the King" in answer
+    assert "(read as AWARD 9)" in " ".join(answer.split()) and "Only the King" in answer
 
 
 def test_an_oversized_mail_is_refused_not_read(referee: Referee) -> None:

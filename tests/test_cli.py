@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import mailbox
+import shutil
+import socket
 import subprocess
 import sys
+import tomllib
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
+from referee.config import load_settings
+from referee.service import Referee
+from referee.store.store import Store
 from tests.conftest import write_config
+from tests.helpers import T0
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -30,7 +38,9 @@ def test_init_then_status(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     done = cli("init", config)
     assert done.returncode == 0, done.stderr
-    assert "first turn: carla@example.org" in done.stdout
+    assert "first turn: Carla De Santis <carla@example.org>" in done.stdout
+    for sub in ("new", "cur", "tmp"):  # a mail can be dropped in before the first run
+        assert (tmp_path / "maildir" / sub).is_dir() and (tmp_path / "sent" / sub).is_dir()
     status = cli("status", config, "--json")
     assert status.returncode == 0, status.stderr
     state = json.loads(status.stdout)
@@ -43,10 +53,16 @@ def test_init_then_status(tmp_path: Path) -> None:
     assert state["king"] == "ada@example.org" and state["round"] == 1
     assert [r["number"] for r in state["rules"]][:2] == [101, 102] and len(state["rules"]) == 32
     assert state["parameters"]["winning_score"] == 100
-    assert state["mail"] == {"pending": 6, "quarantined": 0}  # no [smtp]: the opening waits
+    assert state["mail"] == {  # no [smtp]: the opening waits for the next run
+        "pending": 6,
+        "quarantined": 0,
+        "delivery": f"no [smtp]: written to the Maildir {tmp_path / 'sent'} "
+        "(open it with a mail client)",
+    }
     human = cli("status", config)
     assert "Carla De Santis" in human.stdout
     assert "outbox: 6 waiting, 0 sent, 0 undeliverable; 0 mail(s) in quarantine" in human.stdout
+    assert f"mail: no [smtp]: written to the Maildir {tmp_path / 'sent'}" in human.stdout
     again = cli("init", config)
     assert again.returncode != 0 and "already initialised" in again.stderr
 
@@ -136,3 +152,238 @@ def test_the_shipped_examples_are_what_the_script_writes(tmp_path: Path) -> None
     assert done.returncode == 0
     for name in ("game-en.toml", "game-en.mbox", "game-it.toml", "game-it.mbox"):
         assert (tmp_path / name).read_bytes() == (EXAMPLES / name).read_bytes(), name
+
+
+# ----- issue 6: the first run, the sent Maildir, clear answers ---------------------------------
+
+PYPROJECT = ROOT / "pyproject.toml"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_version_is_the_package_version() -> None:
+    done = cli("--version")
+    assert done.returncode == 0
+    version = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
+    assert done.stdout.strip() == f"nomic-referee {version}"
+
+
+def test_init_without_a_config_offers_the_starter(tmp_path: Path) -> None:
+    line = one_line_error(cli("init", "game.toml", cwd=tmp_path))
+    assert "config file not found" in line
+    assert "nomic-referee init --write-config game.toml" in line
+    assert not (tmp_path / "nomic.db").exists()
+    wrote = cli("init", "--write-config", "game.toml", cwd=tmp_path)
+    assert wrote.returncode == 0, wrote.stderr
+    assert "nomic-referee init game.toml" in wrote.stdout
+    text = (tmp_path / "game.toml").read_text()
+    assert text.startswith("#") and "king = true" in text
+    assert "already" in one_line_error(cli("init", "--write-config", "game.toml", cwd=tmp_path))
+    done = cli("init", "game.toml", cwd=tmp_path)  # the starter is a valid game as it stands
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "maildir" / "new").is_dir()
+
+
+def test_a_failed_init_leaves_nothing_and_a_second_init_works(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "maildir").write_text("a file where the inbox should be")
+    assert "init" in one_line_error(cli("init", config))
+    assert "nomic-referee init" in one_line_error(cli("status", config))  # no half-made game
+    (tmp_path / "maildir").unlink()
+    done = cli("init", config)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_game_that_fails_while_being_created_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = load_settings(write_config(tmp_path))
+    store = Store(settings.database_url)
+    try:
+
+        def broken(*_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("disk full while writing the opening mail")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(Referee, "_emit", broken)
+            with pytest.raises(RuntimeError):
+                Referee.create(store, settings, T0)
+        assert store.game_id(settings.game.name) is None
+        assert store.outbox() == []
+        referee = Referee.create(store, settings, T0)  # a second init starts clean
+        assert store.counts(referee.game_id)["pending"] == 6
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is a folder"),
+        (b"", "0 messages read"),
+        (b"Hello,\nthis is a letter, not an mbox.\n", "is not an mbox file"),
+        (bytes(range(256)) * 8, "is not an mbox file"),
+    ],
+)
+def test_replay_of_what_is_not_an_mbox(tmp_path: Path, content: bytes | None, message: str) -> None:
+    target = tmp_path / "mail"
+    if content is None:
+        target.mkdir()
+    else:
+        target.write_bytes(content)
+    assert message in one_line_error(cli("replay", EXAMPLES / "game-en.toml", target))
+
+
+def test_replay_says_how_many_messages_it_read(tmp_path: Path) -> None:
+    config, mbox = EXAMPLES / "game-en.toml", EXAMPLES / "game-en.mbox"
+    early = cli("replay", config, mbox, "--until", "2026-11-01T00:00:00+00:00")
+    assert early.returncode == 0 and f"0 message(s) read from {mbox}" in early.stderr
+    whole = cli("replay", config, mbox, "--out", tmp_path / "sent.mbox")
+    count = len(mailbox.mbox(str(mbox)))
+    written = len(mailbox.mbox(str(tmp_path / "sent.mbox")))
+    assert f"{count} message(s) read from {mbox}; {written} mail(s) written" in whole.stderr
+
+
+def test_unreachable_postgresql_is_one_line_naming_the_server(tmp_path: Path) -> None:
+    port = free_port()
+    config = write_config(tmp_path)
+    config.write_text(
+        config.read_text().replace(
+            'url = "sqlite:///nomic.db"',
+            f'url = "postgresql+psycopg://ref:secret@127.0.0.1:{port}/x"',
+        )
+    )
+    for command in ("init", "status", "run", "outbox"):
+        args = (command, config, "--once") if command == "run" else (command, config)
+        line = one_line_error(cli(*args))
+        assert f"127.0.0.1:{port}" in line and "secret" not in line, line
+
+
+def test_unreachable_imap_is_one_line_naming_the_server(tmp_path: Path) -> None:
+    port = free_port()
+    config = write_config(tmp_path)
+    config.write_text(
+        config.read_text() + f'\n[imap]\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+    )
+    assert cli("init", config).returncode == 0
+    line = one_line_error(cli("run", config, "--once"))
+    assert line.startswith(f"nomic-referee: error: IMAP server 127.0.0.1:{port}:"), line
+
+
+def test_status_shows_names_and_local_times_at_now(tmp_path: Path) -> None:
+    config = write_config(tmp_path)  # Europe/Rome; the game starts 2026-12-01 09:00 UTC
+    assert cli("init", config).returncode == 0
+    drop(tmp_path / "maildir", "carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<p@x>")
+    ran = cli("run", config, "--once", "--now", "2026-12-01T10:00:00+00:00")
+    assert ran.returncode == 0, ran.stderr
+    before = cli("status", config, "--now", "2026-12-02T12:00:00+01:00")
+    assert before.returncode == 0, before.stderr
+    lines = before.stdout.splitlines()
+    assert lines[0] == "Test Nomic at Wed 02 Dec 2026 12:00 CET (Europe/Rome)"
+    assert lines[1] == (
+        "round 1, phase debate, turn of Carla De Santis, proposal 301, "
+        "until Tue 08 Dec 2026 11:00 CET"
+    )
+    assert lines[2].startswith("King Ada Lovelace;")
+    after = cli("status", config, "--now", "2026-12-09T00:00:00+00:00")
+    assert "(past: the next run fires it)" in after.stdout
+    assert "--now" in one_line_error(cli("status", config, "--now", "tomorrow"))
+
+
+def drop(maildir: Path, sender: str, body: str, mid: str) -> None:
+    message = EmailMessage()
+    message["From"], message["To"] = sender, "referee@nomic.example"
+    message["Subject"], message["Message-ID"] = "Nomic", mid
+    message.set_content(body)
+    mailbox.Maildir(str(maildir), create=False).add(message)
+
+
+def test_without_smtp_run_writes_the_sent_maildir_and_outbox_exports(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    drop(tmp_path / "maildir", "carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<p@x>")
+    ran = cli("run", config, "--once", "--now", "2026-12-01T10:00:00+00:00")
+    assert ran.returncode == 0, ran.stderr
+    assert "written to sent/ 10" in ran.stdout  # opening (6), reply, proposal 301 to all (3)
+    sent = mailbox.Maildir(str(tmp_path / "sent"), create=False)
+    recipients = sorted(str(m["To"]) for m in sent)
+    assert len(recipients) == 10 and any("carla@example.org" in r for r in recipients)
+    assert "outbox: 0 waiting, 10 sent" in cli("status", config).stdout
+    listed = cli("outbox", config, "--status", "sent")
+    assert listed.returncode == 0, listed.stderr
+    assert len([line for line in listed.stdout.splitlines() if "  sent  " in line]) == 10
+    assert "[Test Nomic] Proposal 301" in listed.stdout
+    export = tmp_path / "export.mbox"
+    done = cli("outbox", config, "--export", export)
+    assert done.returncode == 0 and len(mailbox.mbox(str(export))) == 10
+    assert cli("outbox", config, "--export", export).returncode == 0  # an export is replaced
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine")
+    assert "not an mbox" in one_line_error(cli("outbox", config, "--export", precious))
+    assert precious.read_text() == "mine"
+    assert "--status" in one_line_error(cli("outbox", config, "--status", "lost"))
+
+
+def test_sent_maildir_that_cannot_be_written_keeps_the_mail_waiting(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    shutil.rmtree(tmp_path / "sent")
+    (tmp_path / "sent").write_text("not a folder")
+    ran = cli("run", config, "--once", "--now", "2026-12-01T10:00:00+00:00")
+    assert "written to sent/ 0, deferred 6" in ran.stdout, ran.stdout + ran.stderr
+    (tmp_path / "sent").unlink()
+    again = cli("run", config, "--once", "--now", "2026-12-01T10:01:00+00:00")
+    assert "written to sent/ 6" in again.stdout
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_demo_plays_a_game_to_its_winner(tmp_path: Path, language: str) -> None:
+    done = cli("demo", "--language", language, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "nomic-demo"
+    assert "Winner: Bob Rossi." in done.stdout
+    sent = len(mailbox.Maildir(str(folder / "sent"), create=False))
+    assert f"{sent} mails the referee sent are in the Maildir" in done.stdout and sent > 30
+    assert (folder / "game.toml").read_text().startswith("# The game of `nomic-referee demo`")
+    assert (folder / "maildir" / "new").is_dir() and not any((folder / "maildir" / "new").iterdir())
+    assert any((folder / "archive").iterdir())
+    state = json.loads(cli("status", folder / "game.toml", "--json").stdout)
+    assert state["over"] and state["winner"] == "bob@example.org"
+    assert [p["status"] for p in state["proposals"]] == ["adopted", "rejected", "adopted"]
+    assert state["mail"]["sent"] == sent and state["mail"].get("pending", 0) == 0
+    turn = "turn" if language == "en" else "turno"  # Bob's out-of-turn proposal is refused
+    assert any(turn in t and "201" in t for t in _replies(folder / "sent", "bob@example.org"))
+    again = cli("demo", "--language", language, cwd=tmp_path)  # a second run starts afresh
+    assert again.returncode == 0, again.stderr
+    assert len(mailbox.Maildir(str(folder / "sent"), create=False)) == sent
+
+
+def _replies(folder: Path, recipient: str) -> list[str]:
+    """The plain text of every reply (Re:) to `recipient` in a Maildir."""
+    texts: list[str] = []
+    for message in mailbox.Maildir(str(folder), create=False):
+        if recipient in str(message["To"]) and str(message["Subject"]).startswith("Re:"):
+            part = next(p for p in message.walk() if p.get_content_type() == "text/plain")
+            payload = part.get_payload(decode=True)
+            assert isinstance(payload, bytes)
+            texts.append(payload.decode(part.get_content_charset() or "utf-8"))
+    return texts
+
+
+def test_demo_never_overwrites_a_folder_that_is_not_a_demo(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    assert "not empty" in one_line_error(cli("demo", tmp_path))
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert "--language" in one_line_error(cli("demo", tmp_path / "x", "--language", "fr"))

@@ -98,7 +98,7 @@ def sent(referee: Referee, kind: str) -> list[EmailMessage]:
 def text(message: EmailMessage) -> str:
     body = message.get_body(("plain",))
     assert body is not None
-    return str(body.get_content())
+    return " ".join(str(body.get_content()).split())  # wrapped at 72: compare as one line
 
 
 def send(
@@ -215,7 +215,7 @@ def test_several_votes_in_one_mail_each_answered_and_the_last_counts(game: Refer
     send(game, clock, CARLA, "PROPOSE ENACT\nBe kind.\nEND")
     reply = send(game, clock, BOB, "VOTE 301 NO\nVOTE 301 YES\nVOTE 301 NO\n")
     assert reply.count("> VOTE 301") == 3 and reply.count("Done.") == 3
-    assert reply.index("is now **YES**") < reply.rindex("is now **NO**")
+    assert reply.index("is now YES") < reply.rindex("is now NO")
     proposal = game.state.proposal(301)
     assert proposal is not None and proposal.vote_of(BOB) is False
 
@@ -271,7 +271,7 @@ def test_proposal_numbers_start_above_every_rule_number(tmp_path: Path) -> None:
     for referee in open_game(tmp_path, ruleset='ruleset = "rules"'):
         clock = Clock()
         reply = send(referee, clock, CARLA, "PROPOSE ENACT\nBe kind.\nEND")
-        assert "proposal 351" in reply
+        assert "proposal 401" in reply
         assert "A rule numbered high." in send(referee, clock, BOB, "RULE 350")
 
 
@@ -285,10 +285,10 @@ def test_the_kings_bare_reply_citing_only_the_prompt(game: Referee) -> None:
     game.advance(clock.now)
     prompt = sent(game, "award_prompt")[-1]
     reply = send(game, clock, ADA, "7")  # no thread at all: refused, with what it would mean
-    assert "I found no command" in reply and "Did you mean `AWARD 7`?" in reply
+    assert "I found no command" in reply and "Did you mean AWARD 7?" in reply
     assert game.state.phase is Phase.AWARD
     reply = send(game, clock, ADA, "7", headers={"In-Reply-To": str(prompt["Message-ID"])})
-    assert "(read as `AWARD 7`)" in reply and "Done." in reply
+    assert "(read as AWARD 7)" in reply and "Done." in reply
     carla = game.state.player(CARLA)
     assert carla is not None and carla.score == 7
 
@@ -348,7 +348,7 @@ def test_one_ruleset_mail_per_change_saying_what_changed(language: str, tmp_path
     rulesets = [m for m in messages if ruleset in str(m["Subject"])]
     stamps = [(to(m), str(m["Date"])) for m in rulesets]
     assert rulesets and len(stamps) == len(set(stamps))  # never two in one step
-    opening = "What changed:" if language == "en" else "Che cosa è cambiato:"
+    opening = "What changed" if language == "en" else "Che cosa è cambiato"
     assert all(opening in text(m) for m in rulesets)
     last = next(m for m in reversed(rulesets) if to(m) == BOB)
     bonus = (
@@ -384,5 +384,4 @@ def test_no_vote_now_in_the_minute_the_vote_closes_and_revisions_diff_the_old_te
         assert not results
     revised = next(m for m in messages if "revised" in str(m["Subject"]) and to(m) == ADA)
     body = text(revised)
-    assert "-The first player to reach 25 points wins." in body
-    assert "+The first player to reach 25 (positive) points wins." in body
+    assert "The first player to reach 25 {+(positive) +}points wins." in body  # a word diff

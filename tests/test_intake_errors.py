@@ -8,15 +8,17 @@ left in the inbox and nothing sent twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -302,3 +304,40 @@ def test_postgresql_turning_read_only_while_running_stops_the_service(
             admin.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = off')
         for _ in iter_db:
             pass
+
+
+def test_mail_is_handled_off_the_event_loop(tmp_path: Path) -> None:
+    """While a mail is being processed, the event loop (IDLE, SMTP, deadlines) still runs:
+    the processing below waits for a coroutine on the loop, which would never run if the
+    mail were handled on the loop itself."""
+    settings = load_settings(game_config(tmp_path, f"sqlite:///{tmp_path / 'g.db'}"))
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, T0)
+        service = Service(settings, store)
+        gate, threads = threading.Event(), []
+        apply = service.process
+
+        def slow(raw: bytes, at: datetime, size: int | None = None) -> None:
+            threads.append(threading.current_thread().name)
+            assert gate.wait(30), "the event loop was blocked while a mail was processed"
+            apply(raw, at, size)
+
+        service.process = slow  # type: ignore[method-assign]
+
+        async def main() -> None:
+            stop = asyncio.Event()
+            serving = asyncio.create_task(service.run_forever(stop))
+            new_mail(settings, "1.carla", mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND"))
+            while not threads:  # the loop runs while the mail is in hand
+                await asyncio.sleep(0.05)
+            gate.set()
+            while service.referee.state.current_proposal != 301:
+                await asyncio.sleep(0.05)
+            stop.set()
+            await serving
+
+        asyncio.run(asyncio.wait_for(main(), 60))
+        assert threads == ["game-1_0"]  # the game's own worker thread
+    finally:
+        store.close()

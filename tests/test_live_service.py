@@ -10,6 +10,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from referee.config import load_settings
+from referee.mail.smtp import Postman
 from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store
@@ -48,7 +49,7 @@ def test_idle_push_outage_and_restart(tmp_path: Path, stack: MailStack, database
     try:
         Referee.create(store, settings, datetime.now(UTC))
         service = Service(settings, store)
-        assert service.postman is not None
+        assert isinstance(service.postman, Postman)  # [smtp] is set
         service.postman.first_backoff = 0.5  # retries after 0.5 s, 1 s, 2 s ... not 30 s
         with running(service):
             # IDLE: a proposal is answered and circulated without any polling

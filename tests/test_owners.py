@@ -2,8 +2,8 @@
 
 The store-level tests run on SQLite and PostgreSQL. The process tests start real `run`
 processes and SIGKILL one: two on one Maildir, two on one IMAP inbox (Dovecot), and, the
-slowest test here (about a minute), three workers sharing six games on PostgreSQL through a
-1,000-mail burst.
+slowest test here (one to two minutes on 2 cores), three workers sharing six games on
+PostgreSQL through a 1,000-mail burst.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from tests.conftest import PLAYER_ADDRESSES, REFEREE, _postgres_database, live_c
 from tests.helpers import T0
 from tests.mailstack import MailStack
 from tests.sink import Sink, eventually, game_config, recording_sink, start_run
+from tests.test_intake_errors import CLI
 
 
 @pytest.fixture
@@ -250,7 +251,7 @@ GAMES, WORKERS, BURST = 6, 3, 1000
 
 
 def test_three_workers_six_games_a_burst_and_a_sigkill(tmp_path: Path, sink: Sink) -> None:
-    """The slow one (about a minute): 3 `run` processes share 6 games on PostgreSQL; 1,000
+    """The slow one (one to two minutes): 3 `run` processes share 6 games on PostgreSQL; 1,000
     mails arrive; the worker holding most games is SIGKILLed mid-burst. 0 lost, 0 applied
     twice, every mail answered, and each game's state equals `replay` of its mail."""
     url = next(database := _postgres_database())
@@ -346,3 +347,20 @@ def assert_replay_equal(store: Store, settings: Settings, game: int, folder: Pat
     assert [a.question for a in result.state.appeals] == [a.question for a in live.appeals]
     assert view.public_state(result.state, last) == view.public_state(live, last)
     assert result.failed == ()
+
+
+def test_run_once_leaves_alone_a_game_another_process_works(tmp_path: Path) -> None:
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'g.db'}")
+    settings = load_settings(config)
+    store = Store(settings.database_url)
+    try:
+        game = Referee.create(store, settings, T0).game_id
+        assert store.acquire(game, "elsewhere.example:4242:abc", lease_now(), 60)
+        done = subprocess.run(
+            [*CLI, "run", str(config), "--once"], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2
+        assert "is being worked by elsewhere.example:4242:abc; nothing done" in done.stderr
+        assert store.inbound_count(game) == 0
+    finally:
+        store.close()

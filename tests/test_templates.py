@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -259,3 +260,90 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
     assert "<img" not in out.html and "<a href" not in out.html
     assert "&lt;a href=" in out.html and "**bold**" in out.html  # shown, not interpreted
     assert "<img" in out.text  # the plain text keeps what was written
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_notice_template_asks_only_for_its_own_payload(language: str) -> None:
+    """The contract between the engine and the mail: one typed payload per notice kind."""
+    import dataclasses
+
+    import jinja2
+    from jinja2 import meta
+
+    from referee.core.notices import PAYLOAD_OF
+
+    assert set(PAYLOAD_OF) == set(NoticeKind)
+    # What the renderer gives every template (the game's name, plural, diff_of, ...).
+    shared = set(renderer(language)._plain.globals) - set(jinja2.Environment().globals)
+    env = jinja2.Environment()
+    for kind, payload in PAYLOAD_OF.items():
+        path = templates_folder() / language / "notices" / f"{kind.value}.md.j2"
+        source = path.read_text(encoding="utf-8")
+        for name in re.findall(r"\|\s*(\w+)", source):  # the renderer's filters, as stand-ins
+            env.filters.setdefault(name, lambda value, *args: value)
+        asked = meta.find_undeclared_variables(env.parse(source))
+        own = {f.name for f in dataclasses.fields(payload)}
+        assert asked <= own | shared, (kind, asked - own)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("kind", ["outcomes", "refusals"])
+def test_every_outcome_and_refusal_macro_reads_only_its_own_payload(
+    language: str, kind: str
+) -> None:
+    """Each reply line's macro `code(d)` reads only fields of the payload of that code."""
+    import dataclasses
+
+    from referee.core.outcomes import PAYLOAD_OF
+
+    source = (templates_folder() / language / f"{kind}.md.j2").read_text(encoding="utf-8")
+    macros = re.findall(r"{%-?\s*macro (\w+)\(d\)\s*-?%}(.*?){%-?\s*endmacro", source, re.S)
+    assert macros
+    for code, body in macros:
+        payload = PAYLOAD_OF[code]
+        own = {f.name for f in dataclasses.fields(payload)}
+        read = set(re.findall(r"\bd\.(\w+)", body)) - {"get"}
+        read |= set(re.findall(r"\bd\.get\([\"'](\w+)", body))
+        assert read <= own, (code, read - own)
+
+
+def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
+    """A reply of one line per code, each fed an instance of its own payload class."""
+    import dataclasses
+
+    from referee.core.outcomes import ACCEPTED, REFUSED, Accepted, Refused
+
+    sample: dict[str, Any] = {
+        **REASON_DATA,
+        **{k: v for data in DATA.values() for k, v in data.items()},
+        "asked": 202,
+        "rule": 202,
+        "deadline": T0,
+        "round": 1,
+        "adoption": "unanimity",
+        "missing": ["Bob"],
+        "proposal": 301,
+        "rules": [],
+        "scores": [],
+        "parameters": [],
+        "kind": "repeal",
+    }
+    for language in LANGUAGES:
+        items = []
+        classes: list[type[Accepted] | type[Refused]] = [*ACCEPTED, *REFUSED]
+        for cls in classes:
+            if cls.__name__ in ("Rule", "History", "Rules", "ParametersConfirmed"):
+                continue  # their nested views come from a played game, in the test above
+            values = {f.name: sample[f.name] for f in dataclasses.fields(cls)}
+            payload: Accepted | Refused = cls(**values)
+            items.append(
+                {
+                    "line": payload.code.value,
+                    "meant": "",
+                    "ok": isinstance(payload, Accepted),
+                    "code": payload.code.value,
+                    "data": payload.fields(),
+                }
+            )
+        out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
+        assert all(f"> {item['line']}" in out.text for item in items)

@@ -8,12 +8,14 @@ illegal move is an outcome with a reason, never an exception.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from referee.core.model import ProposalKind
-from referee.core.threads import Thread
+from referee.core.notices import Notice as Notice  # re-exported: effects live here
+from referee.core.notices import NoticeKind as NoticeKind
+from referee.core.outcomes import Done as Done
+from referee.core.outcomes import Outcome as Outcome
+from referee.core.outcomes import Reason as Reason
 
 
 class QueryKind(enum.StrEnum):
@@ -223,142 +225,7 @@ EVENT_TYPES: tuple[type, ...] = (
 # --- effects ---------------------------------------------------------------------------------
 
 
-class Done(enum.StrEnum):
-    """Codes of accepted commands; each has a template in every language."""
-
-    PROPOSAL_ACCEPTED = "proposal_accepted"
-    REVISION_ACCEPTED = "revision_accepted"
-    VOTE_RECORDED = "vote_recorded"
-    VOTE_REPLACED = "vote_replaced"
-    APPEAL_OPENED = "appeal_opened"
-    ACCUSATION_OPENED = "accusation_opened"
-    CHAMPION_NAMED = "champion_named"
-    RULING_PUBLISHED = "ruling_published"
-    AGREEMENT_RECORDED = "agreement_recorded"
-    CROWNED = "crowned"
-    AWARD_RECORDED = "award_recorded"
-    DEBATE_EXTENDED = "debate_extended"
-    QUIT_RECORDED = "quit_recorded"
-    PARAMETERS_CONFIRMED = "parameters_confirmed"
-    PARAMETER_SET = "parameter_set"
-    WINNER_NAMED = "winner_named"
-    STATUS = "status"
-    RULES = "rules"
-    RULE = "rule"
-    HISTORY = "history"
-    SCORES = "scores"
-    HELP = "help"
-
-
-class Reason(enum.StrEnum):
-    """Why a command was refused; each has a template in every language."""
-
-    GAME_OVER = "game_over"
-    NOT_ACTIVE = "not_active"
-    NOT_YOUR_TURN = "not_your_turn"
-    WRONG_PHASE = "wrong_phase"
-    APPEAL_PENDING = "appeal_pending"
-    NOT_KING = "not_king"
-    NOT_JUDGE = "not_judge"
-    NOT_PROPOSER = "not_proposer"
-    UNKNOWN_RULE = "unknown_rule"
-    AMBIGUOUS_RULE = "ambiguous_rule"  # a label several rules share
-    RULE_REPEALED = "rule_repealed"
-    RULE_IMMUTABLE = "rule_immutable"
-    ENACT_IMMUTABLE = "enact_immutable"
-    UNKNOWN_AMENDMENT = "unknown_amendment"
-    EMPTY_TEXT = "empty_text"
-    TOO_MANY_MUTABLE = "too_many_mutable"
-    NO_MUTABLE_LEFT = "no_mutable_left"
-    UNKNOWN_PROPOSAL = "unknown_proposal"
-    VOTE_CLOSED = "vote_closed"
-    DEBATE_OVER = "debate_over"
-    NO_TEXT_TO_REVISE = "no_text_to_revise"
-    UNKNOWN_PARAMETER = "unknown_parameter"
-    BAD_PARAMETER = "bad_parameter"
-    PARAMETER_NOT_ALLOWED = "parameter_not_allowed"
-    NO_PARAMETER_QUESTION = "no_parameter_question"
-    AWARD_OUT_OF_RANGE = "award_out_of_range"
-    BAD_DAYS = "bad_days"
-    UNKNOWN_PLAYER = "unknown_player"
-    UNKNOWN_APPEAL = "unknown_appeal"
-    APPEAL_SETTLED = "appeal_settled"
-    NO_RULING_YET = "no_ruling_yet"
-    KING_CANNOT_JUDGE = "king_cannot_judge"
-    JUDGE_ALREADY_NAMED = "judge_already_named"
-    KING_CANNOT_ACCUSE = "king_cannot_accuse"
-    NO_KING = "no_king"
-    NOT_DEPOSED = "not_deposed"
-    CANNOT_CROWN_SELF = "cannot_crown_self"
-    VERDICT_NEEDED = "verdict_needed"
-    NO_TIE = "no_tie"
-    NOT_IN_TIE = "not_in_tie"
-    SYNTAX = "syntax"
-    NO_COMMAND = "no_command"
-    NOT_AUTHENTICATED = "not_authenticated"
-    TOO_LARGE = "too_large"
-    # Refusals of the mail layer (referee/mail, issue 7): what the player wrote, and limits.
-    NO_SINGLE_SENDER = "no_single_sender"
-    DUPLICATE_HEADER = "duplicate_header"
-    TOO_LONG = "too_long"
-    TOO_MANY_COMMANDS = "too_many_commands"
-    TOO_MANY_APPEALS = "too_many_appeals"
-    TOO_MANY_MAILS = "too_many_mails"
-    DAILY_LIMIT = "daily_limit"
-    QUOTED_NOTICE = "quoted_notice"
-
-
-class NoticeKind(enum.StrEnum):
-    """Mail the referee sends of its own accord; each has a template in every language."""
-
-    GAME_STARTED = "game_started"
-    TURN_STARTED = "turn_started"
-    TURN_REMINDER = "turn_reminder"
-    PROPOSAL_CIRCULATED = "proposal_circulated"  # 107
-    PROPOSAL_REVISED = "proposal_revised"  # 112
-    DEBATE_EXTENDED = "debate_extended"  # 112
-    DEBATE_ENDED = "debate_ended"  # 202 (3)
-    VOTE_REMINDER = "vote_reminder"  # 203
-    VOTE_RESULT = "vote_result"  # 203
-    RULESET = "ruleset"  # 205
-    AWARD_PROMPT = "award_prompt"  # 202 (4)
-    AWARD_REMINDER = "award_reminder"
-    MAJORITY_NOW = "majority_now"  # 204
-    APPEAL_OPENED = "appeal_opened"  # 212
-    CHAMPION_PROMPT = "champion_prompt"  # 212, 213
-    CHAMPION_NAMED = "champion_named"
-    RULING_PUBLISHED = "ruling_published"
-    RULING_FAILED = "ruling_failed"
-    APPEAL_SETTLED = "appeal_settled"
-    KING_DEPOSED = "king_deposed"  # 213
-    CROWN_PROMPT = "crown_prompt"  # 213
-    KING_CROWNED = "king_crowned"  # 214
-    PLAYER_QUIT = "player_quit"  # 114
-    PARAMETER_PROMPT = "parameter_prompt"
-    TIE_PROMPT = "tie_prompt"  # 209
-    WINNER = "winner"  # 209, 215
-
-
 EVERYONE: tuple[str, ...] = ("*",)  # a notice for every active player
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The result of one command, for the sender's combined reply."""
-
-    ok: bool
-    code: str  # a Done or a Reason value
-    data: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Notice:
-    """A mail to some players (or EVERYONE); `thread` ties it to a proposal or appeal."""
-
-    kind: NoticeKind
-    to: tuple[str, ...]
-    data: Mapping[str, Any] = field(default_factory=dict)
-    thread: Thread | None = None
 
 
 Effect = Outcome | Notice

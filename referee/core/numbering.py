@@ -1,9 +1,8 @@
 """The number the game's first proposal takes (rule 109).
 
 Rule 109 numbers proposals from 301. A ruleset that already uses numbers at or above 301 (in
-its rules' numbers, old and new, or in the labels a document gave them, `§ 512`) starts just
-above all of them, so that a proposal's number never names an existing rule too. This is the
-one place that decides it; `engine.start_game` calls it.
+its rules' numbers or in the labels a document gave them, `§ 512`) starts above all of them, at
+the next hundred, so that a proposal's number never names an existing rule too.
 """
 
 from __future__ import annotations
@@ -16,10 +15,12 @@ from referee.core.model import Rule
 FIRST = 301  # 109
 
 
-def first_proposal_number(rules: Iterable[Rule], floor: int = FIRST) -> int:
-    """`floor` (301), or one more than the highest number the rules or their labels use."""
-    used = [floor - 1]
+def first_proposal_number(rules: Iterable[Rule]) -> int:
+    """301, or the first `N01` above every number the rules use."""
+    used = 0
     for rule in rules:
-        used.extend(rule.numbers)
-        used.extend(int(n) for n in re.findall(r"\d+", rule.label))
-    return max(used) + 1
+        used = max(used, rule.number, *rule.numbers)
+        used = max(used, *(int(n) for n in re.findall(r"\d+", rule.label)), 0)
+    if used < FIRST:
+        return FIRST
+    return (used // 100 + 1) * 100 + 1

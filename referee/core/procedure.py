@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
+from referee.core import outcomes
 from referee.core.events import (
     Accuse,
     Agree,
@@ -128,14 +128,6 @@ TABLE: tuple[Move, ...] = (
 LEGALITY: Mapping[type, Move] = {move.command: move for move in TABLE}
 
 
-@dataclass(frozen=True)
-class Bar:
-    """Why a command may not be made now: a reason with the data its template shows."""
-
-    reason: Reason
-    data: dict[str, Any] = field(default_factory=dict)
-
-
 def stage_of(state: GameState) -> Stage:
     if state.phase is Phase.OVER:
         return Stage.OVER
@@ -144,7 +136,7 @@ def stage_of(state: GameState) -> Stage:
     return Stage(state.phase.value)
 
 
-def bar(state: GameState, cmd: Command) -> Bar | None:
+def bar(state: GameState, cmd: Command) -> outcomes.Refused | None:
     """The one gate: None when the table allows the move now, else why not.
 
     The order is the game's: who is playing at all; the holds on the whole game (its end, a
@@ -153,16 +145,16 @@ def bar(state: GameState, cmd: Command) -> Bar | None:
     move = LEGALITY[type(cmd)]
     player = state.player(cmd.sender)
     if player is None or (move.role is not Role.ANYONE and not player.active):
-        return Bar(Reason.NOT_ACTIVE)
+        return outcomes.NotActive()
     stage = stage_of(state)
     if move.role is Role.ANYONE:
         return None
     if stage is Stage.OVER:
-        return Bar(Reason.GAME_OVER, {"winner": _name(state, state.winner)})
+        return outcomes.GameOver(winner=_name(state, state.winner))
     if stage not in move.stages and stage is Stage.TIE:
-        return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "209"})
+        return outcomes.WrongPhase(phase=stage.value, rule="209")
     if stage not in move.stages and stage is Stage.APPEAL:
-        return Bar(Reason.APPEAL_PENDING, {"appeals": [a.id for a in state.open_appeals]})
+        return outcomes.AppealPending(appeals=[a.id for a in state.open_appeals])
     refused = _role_bar(state, cmd, move.role)
     if refused is not None:
         return refused
@@ -171,42 +163,42 @@ def bar(state: GameState, cmd: Command) -> Bar | None:
     return None
 
 
-def _outside(state: GameState, cmd: Command, move: Move, stage: Stage) -> Bar:
+def _outside(state: GameState, cmd: Command, move: Move, stage: Stage) -> outcomes.Refused:
     """The refusal of a move made in a part of the turn its row does not list."""
     if move.outside is Reason.DEBATE_OVER:  # a move on the debate of a proposal (112)
         number = getattr(cmd, "number", 0) or state.current_proposal
         if number is None:
-            return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "202"})
+            return outcomes.WrongPhase(phase=stage.value, rule="202")
         if state.proposal(number) is None:
-            return Bar(Reason.UNKNOWN_PROPOSAL, {"number": number})
-        return Bar(Reason.DEBATE_OVER, {"number": number})
-    if move.outside is Reason.WRONG_PHASE:
-        return Bar(Reason.WRONG_PHASE, {"phase": stage.value, "rule": "202"})
-    return Bar(move.outside)
+            return outcomes.UnknownProposal(number=number)
+        return outcomes.DebateOver(number=number)
+    if move.outside is Reason.NO_TIE:
+        return outcomes.NoTie()
+    return outcomes.WrongPhase(phase=stage.value, rule="202")
 
 
-def _role_bar(state: GameState, cmd: Command, role: Role) -> Bar | None:
+def _role_bar(state: GameState, cmd: Command, role: Role) -> outcomes.Refused | None:
     sender = cmd.sender
     if role is Role.KING:
         if state.king is None:
-            return Bar(Reason.NO_KING)
+            return outcomes.NoKing()
         if sender != state.king:
-            return Bar(Reason.NOT_KING, {"king": _name(state, state.king)})
+            return outcomes.NotKing(king=_name(state, state.king))
     elif role is Role.SUBJECT:
         if state.king is None:
-            return Bar(Reason.NO_KING)
+            return outcomes.NoKing()
         if sender == state.king:
-            return Bar(Reason.KING_CANNOT_ACCUSE)
+            return outcomes.KingCannotAccuse()
     elif role is Role.TURN_PLAYER:
         if sender != state.turn_player:
-            return Bar(Reason.NOT_YOUR_TURN, {"player": _name(state, state.turn_player)})
+            return outcomes.NotYourTurn(player=_name(state, state.turn_player))
     elif role is Role.DEPOSED:
         if sender != state.deposed:
-            return Bar(Reason.NOT_DEPOSED)
+            return outcomes.NotDeposed()
     elif role is Role.PROPOSER and isinstance(cmd, Revise):
         proposal = state.proposal(cmd.number)
         if proposal is not None and proposal.proposer != sender:
-            return Bar(Reason.NOT_PROPOSER, {"number": cmd.number})
+            return outcomes.NotProposer(number=cmd.number)
     elif role is Role.JUDGE and isinstance(cmd, GiveRuling):
         appeal = state.appeal(cmd.appeal)
         judge = (
@@ -215,7 +207,7 @@ def _role_bar(state: GameState, cmd: Command, role: Role) -> Bar | None:
             else sender
         )
         if judge != sender:
-            return Bar(Reason.NOT_JUDGE, {"id": cmd.appeal.upper(), "judge": _name(state, judge)})
+            return outcomes.NotJudge(id=cmd.appeal.upper(), judge=_name(state, judge))
     return None
 
 

@@ -1,16 +1,20 @@
-"""Render effects into mail: Jinja2 templates in Markdown, sent as text/plain + sanitised HTML.
+"""Render effects into mail: Jinja2 templates in Markdown, sent as text/plain + styled HTML.
 
 Serves rules 107 (circulation), 203 (results), 205 (ruleset and scores) and every reply.
-Player-written text never reaches a reader's client as markup: in the HTML rendering every
-value a template prints becomes an opaque token, Markdown is converted, and only then is each
-token replaced by the value's HTML-escaped text; nh3 then sanitises the whole as a second guard.
+Player-written text never reaches a reader's client as markup: every value a template prints
+becomes an opaque token, the Markdown is parsed, and only then is each token replaced by the
+value's HTML-escaped text (or, in the plain part, its text as written); nh3 then sanitises the
+HTML as a second guard (`referee.mail.markup`).
+
+Each language's templates live in `templates/<language>/`, with `words.toml` naming the
+game's phases, statuses, kinds and events in that language; dates are written with Babel in
+the game's language and time zone, so an Italian mail says "martedì 1 dicembre 2026, 10:00".
 """
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Callable, Mapping
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -18,14 +22,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import jinja2
-import markdown
-import nh3
+from babel.dates import format_datetime
 from markupsafe import Markup
 
 from referee.mail.commands import help_rows
+from referee.mail.markup import Markup as MailMarkup
+from referee.mail.markup import page, to_html, to_plain
+from referee.mail.worddiff import Change, Piece, WordDiff, word_diff
 from referee.resources import data_folder
-
-_TOKEN = re.compile(r"zq(\d+)qz")
 
 
 @dataclass(frozen=True)
@@ -40,16 +44,51 @@ def templates_folder() -> Path:
 
 
 class _Tokens:
-    """Collects the values printed during one HTML rendering."""
+    """Collects the values printed during one rendering."""
 
     def __init__(self) -> None:
-        self.values: list[str] = []
+        self.values: list[object] = []
 
     def finalize(self, value: Any) -> Any:
         if isinstance(value, Markup) or value is None:
             return "" if value is None else value
+        if isinstance(value, WordDiff):
+            self.values.append(value)
+            return f"zd{len(self.values) - 1}dz"
         self.values.append(str(value))
         return f"zq{len(self.values) - 1}qz"
+
+
+def plural(count: int | Iterable[Any], one: str, many: str) -> str:
+    """`one` for exactly one (of a number or a list), else `many`: "1 vote", "0 votes"."""
+    number = count if isinstance(count, int) else len(list(count))
+    return one if number == 1 else many
+
+
+def diff_of(old: str | None, new: str | None) -> WordDiff | None:
+    """The word diff from `old` to `new`, or None when there is nothing to compare."""
+    old, new = (old or "").strip(), (new or "").strip()
+    if not old or not new:
+        return None
+    diff = word_diff(old, new)
+    return diff if diff.changed else None
+
+
+def legend(deleted: str, added: str) -> WordDiff:
+    """The key to a diff, drawn in the diff's own marks: `[-deleted-] {+added+}`."""
+    return WordDiff(
+        (Piece(Change.DELETED, deleted), Piece(Change.SAME, " "), Piece(Change.INSERTED, added))
+    )
+
+
+_BLOCK = ("|", "#", "- ", "* ", "> ", "1. ")
+
+
+def opens_block(text: object) -> bool:
+    """Whether Markdown text is more than a sentence (a table, a heading, a list, several
+    paragraphs): such text goes under "Done." rather than on its line."""
+    body = str(text).strip()
+    return body.startswith(_BLOCK) or "\n\n" in body
 
 
 class Renderer:
@@ -67,12 +106,13 @@ class Renderer:
         self.zone = ZoneInfo(timezone)
         self.game = game
         self.address = address
-        loader = _SplitLoader(jinja2.FileSystemLoader(str(folder or templates_folder())))
+        root = folder or templates_folder()
+        self.words = load_words(root, language)
+        loader = _SplitLoader(jinja2.FileSystemLoader(str(root)))
         self._plain = self._environment(loader, autoescape=False, finalize=_plain_finalize)
         self._tokens = _Tokens()
-        self._html = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
-        self._markdown = markdown.Markdown(extensions=["tables", "fenced_code", "sane_lists"])
-        self._converted: dict[str, str] = {}
+        self._marked = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
+        self._markup = MailMarkup(self.words.get("accent"))
 
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
@@ -87,15 +127,33 @@ class Renderer:
             lstrip_blocks=True,
         )
         env.filters["when"] = self.when
-        env.globals.update(game=self.game, address=self.address, help_rows=help_rows(self.language))
+        env.filters["word"] = self.word
+        env.globals.update(
+            game=self.game,
+            address=self.address,
+            help_rows=help_rows(self.language),
+            plural=plural,
+            diff_of=diff_of,
+            legend=legend,
+        )
+        env.tests["block"] = opens_block
         return env
 
     def when(self, value: datetime | str | None) -> str:
+        """A moment in the game's time zone, in words of the game's language."""
         if value is None:
             return "-"
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
-        return value.astimezone(self.zone).strftime("%Y-%m-%d %H:%M %Z")
+        local = value.astimezone(self.zone)
+        pattern = self.words.get("format", {}).get("when", "EEEE d MMMM y, HH:mm")
+        written = format_datetime(local, pattern, tzinfo=self.zone, locale=self.language)
+        return f"{written} {local.tzname()}"
+
+    def word(self, value: object, table: str) -> str:
+        """A value of the game (a phase, a status, a kind) named in the mail's language."""
+        key = str(value)
+        return self.words.get(table, {}).get(key, key)
 
     def template_name(self, kind: str) -> str:
         return f"{self.language}/{kind}.md.j2"
@@ -108,25 +166,25 @@ class Renderer:
     def render(self, kind: str, context: Mapping[str, Any]) -> Rendered:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
-        subject = self._plain.get_template(name + _SUBJECT).render(**context)
-        body = self._plain.get_template(name + _BODY).render(**context)
+        subject = _subject(self._plain.get_template(name + _SUBJECT).render(**context))
         self._tokens.values = []
-        marked = self._html.get_template(name + _BODY).render(**context)
+        marked = self._marked.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
+        parsed = self._markup.parse(marked)
+        fragment = to_html(parsed, values)
         return Rendered(
-            _subject(subject), body.strip() + "\n", _to_html(self._convert(marked), values)
+            subject, to_plain(parsed, values), page(fragment, self.language, subject, self.game)
         )
 
-    def _convert(self, marked: str) -> str:
-        """Markdown to HTML, cached: the input holds only tokens, never a player's words, so
-        it depends on a template's shape alone and repeats from mail to mail."""
-        converted = self._converted.get(marked)
-        if converted is None:
-            if len(self._converted) >= 2048:
-                self._converted.clear()
-            converted = self._markdown.reset().convert(marked)
-            self._converted[marked] = converted
-        return converted
+
+def load_words(root: Path, language: str) -> dict[str, dict[str, str]]:
+    """`templates/<language>/words.toml`: tables of names, one per kind of value."""
+    path = root / language / "words.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    return {name: {str(k): str(v) for k, v in table.items()} for name, table in data.items()}
 
 
 _SUBJECT = "#subject"
@@ -161,25 +219,3 @@ def _plain_finalize(value: Any) -> Any:
 
 def _subject(line: str) -> str:
     return " ".join(line.split())
-
-
-def _to_html(converted: str, values: list[str]) -> str:
-    parts = re.split(r"(<pre>.*?</pre>)", converted, flags=re.S)
-    out: list[str] = []
-    for part in parts:
-        in_pre = part.startswith("<pre>")
-
-        def put(found: re.Match[str], in_pre: bool = in_pre) -> str:
-            index = int(found.group(1))
-            if index >= len(values):
-                return found.group(0)
-            escaped = html.escape(values[index], quote=False)
-            return escaped if in_pre else escaped.replace("\n", "<br>\n")
-
-        out.append(_TOKEN.sub(put, part))
-    body = nh3.clean("".join(out))
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head>\n<body>\n'
-        + body
-        + "\n</body></html>\n"
-    )

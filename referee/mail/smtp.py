@@ -20,7 +20,7 @@ import aiosmtplib
 
 from referee.config import SmtpConfig
 from referee.store.store import Store
-from referee.store.tables import OutboxRow
+from referee.store.tables import OutboxRow, OutboxStatus
 
 log = logging.getLogger("referee.smtp")
 
@@ -145,7 +145,7 @@ class Postman:
             except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
                 code, message = _answer(exc)
                 if 500 <= code < 600:
-                    await self._record(row, "failed", now, f"{code} {message}")
+                    await self._record(row, OutboxStatus.FAILED, now, f"{code} {message}")
                     tally.failed += 1
                 else:
                     await self._retry(row, now, f"{code} {message}")
@@ -159,16 +159,17 @@ class Postman:
                 await slot.close()
                 continue
             except Exception as exc:  # this row cannot be sent at all: it fails alone
-                await self._record(row, "failed", now, f"{exc.__class__.__name__}: {exc}")
+                why = f"{exc.__class__.__name__}: {exc}"
+                await self._record(row, OutboxStatus.FAILED, now, why)
                 tally.failed += 1
                 await slot.close()
                 continue
-            await self._record(row, "sent", now)
+            await self._record(row, OutboxStatus.SENT, now)
             tally.sent += 1
 
     async def _record(self, row: OutboxRow, status: str, now: datetime, error: str = "") -> None:
         assert row.id is not None
-        if status == "failed":
+        if status == OutboxStatus.FAILED:
             log.error("mail %s refused for good: %s", row.message_id, error)
         await asyncio.to_thread(
             self.store.mark_outbox, row.id, status, row.attempts + 1, now, None, error, self.owner
@@ -186,5 +187,12 @@ class Postman:
             error,
         )
         await asyncio.to_thread(
-            self.store.mark_outbox, row.id, "pending", attempts, now, when, error, self.owner
+            self.store.mark_outbox,
+            row.id,
+            OutboxStatus.PENDING,
+            attempts,
+            now,
+            when,
+            error,
+            self.owner,
         )

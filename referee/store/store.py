@@ -141,6 +141,14 @@ class Store:
             assert row.id is not None
             return row.id
 
+    def delete_game(self, game_id: int) -> None:
+        """Remove a game and every row of it: how a failed `init` leaves nothing behind."""
+        with Session(self.engine) as session:
+            for table in (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow):
+                session.execute(delete(table).where(col(table.game_id) == game_id))
+            session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
+            session.commit()
+
     def snapshot(self, game_id: int) -> tuple[GameState, int]:
         """The latest state snapshot and the sequence number of the last event it includes."""
         with Session(self.engine) as session:
@@ -157,13 +165,19 @@ class Store:
             return load_state(row.initial_state)
 
     def events(self, game_id: int, after: int = 0) -> list[tuple[datetime, dict[str, Any]]]:
+        return [(at, payload) for _, at, _, payload in self.event_log(game_id, after)]
+
+    def event_log(
+        self, game_id: int, after: int = 0
+    ) -> list[tuple[int, datetime, str | None, dict[str, Any]]]:
+        """The events after `after` with their sequence and the Message-ID of their mail."""
         with Session(self.engine) as session:
             rows = session.exec(
                 select(EventRow)
                 .where(EventRow.game_id == game_id, EventRow.seq > after)
                 .order_by(col(EventRow.seq))
             ).all()
-            return [(r.at, json.loads(r.payload)) for r in rows]
+            return [(r.seq, r.at, r.message_id, json.loads(r.payload)) for r in rows]
 
     def outbox(self, game_id: int | None = None, status: str | None = None) -> list[OutboxRow]:
         with Session(self.engine) as session:

@@ -7,6 +7,7 @@ process works each game, and `workers` which processes are alive to share them.
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from sqlalchemy import Column, Index, LargeBinary, String, Text, UniqueConstraint
@@ -37,6 +38,26 @@ class EventRow(SQLModel, table=True):
     at: datetime
     message_id: str | None = None
     payload: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class InboundStatus(enum.StrEnum):
+    """What became of an inbound mail (the `inbound.status` column)."""
+
+    PROCESSED = "processed"  # a player's mail: its commands were obeyed or refused
+    REFUSED = "refused"  # refused whole: unreadable sender, limits, size, authentication
+    IGNORED = "ignored"  # a bounce, an auto-reply, or the referee's own mail
+    STRANGER = "stranger"  # from someone not playing
+    QUARANTINED = "quarantined"  # could not be processed: kept aside, never lost
+    DUPLICATE = "duplicate"  # already applied (a receipt's status; never written)
+
+
+class OutboxStatus(enum.StrEnum):
+    """Where an outgoing mail stands (the `outbox.status` column)."""
+
+    PENDING = "pending"  # waiting for its (next) attempt
+    SENDING = "sending"  # claimed by one process's postman
+    SENT = "sent"
+    FAILED = "failed"  # refused for good by the server
 
 
 class InboundRow(SQLModel, table=True):

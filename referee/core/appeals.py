@@ -1,0 +1,271 @@
+"""Appeals, Champions, rulings, accusations, deposition and the crown (212, 213, 214, 215).
+
+An appeal is to the King in office (212, 214); when he is a party, or for an accusation (213),
+a Champion he names judges. A ruling is settled by a majority's agreement; an upheld accusation
+deposes the King, who crowns a successor, or after `crown_days` the crown passes on. 215: a
+ruling that play cannot continue names the winner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from referee.core import notices, outcomes, params, view
+from referee.core.changes import (
+    ScoreCause,
+    ScoreChange,
+)
+from referee.core.events import (
+    EVERYONE,
+    Accuse,
+    Agree,
+    Crown,
+    GiveRuling,
+    NameChampion,
+    OpenAppeal,
+)
+from referee.core.model import (
+    Appeal,
+    AppealKind,
+    AppealStatus,
+    GameState,
+    Phase,
+    Verdict,
+)
+from referee.core.step import DAY, Refusal, Step
+from referee.core.threads import Thread
+from referee.core.turns import (
+    finish,
+    next_turn_or_hold,
+    player_after,
+    prompt_award,
+    prompt_tie,
+    settle_tie,
+)
+
+
+def crown_due(state: GameState) -> datetime:
+    """213, 214: when the crown passes on if the deposed King has not chosen a successor."""
+    assert state.deposed_at is not None
+    return state.deposed_at + timedelta(days=params.effective(state)["crown_days"])
+
+
+def open_appeal(step: Step, cmd: OpenAppeal) -> outcomes.Accepted:
+    question = cmd.question.strip()
+    if not question:
+        raise Refusal(outcomes.EmptyText())
+    appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question)
+    judge = step.state.judge_of(appeal)
+    return outcomes.AppealOpened(id=appeal.id, judge=step.name_of(judge))
+
+
+def accuse(step: Step, cmd: Accuse) -> outcomes.Accepted:
+    king = step.state.king
+    evidence = cmd.evidence.strip()
+    if not evidence:
+        raise Refusal(outcomes.EmptyText())
+    appeal = file_appeal(step, AppealKind.ACCUSATION, cmd.sender, evidence, accused=king)
+    return outcomes.AccusationOpened(id=appeal.id)
+
+
+def file_appeal(
+    step: Step,
+    kind: AppealKind,
+    appellant: str,
+    question: str,
+    accused: str | None = None,
+) -> Appeal:
+    """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
+    appeal = Appeal(
+        id=f"A{len(step.state.appeals) + 1}",
+        kind=kind,
+        appellant=appellant,
+        question=question,
+        opened_at=step.now,
+        accused=accused,
+    )
+    step.state = step.state.with_appeal(appeal)
+    step.notify(
+        EVERYONE,
+        notices.AppealOpened(view.appeal_data(step.state, appeal)),
+        thread=Thread.appeal(appeal.id),
+    )
+    if step.state.judge_of(appeal) is None:
+        prompt_champion(step, appeal)
+    return appeal
+
+
+def prompt_champion(step: Step, appeal: Appeal) -> None:
+    step.notify(
+        step.to_king(),
+        notices.ChampionPrompt(view.appeal_data(step.state, appeal)),
+        thread=Thread.appeal(appeal.id),
+    )
+
+
+def open_appeal_for(step: Step, appeal_id: str) -> Appeal:
+    appeal = step.state.appeal(appeal_id)
+    if appeal is None:
+        raise Refusal(outcomes.UnknownAppeal(id=appeal_id.upper()))
+    if appeal.status is not AppealStatus.OPEN:
+        raise Refusal(outcomes.AppealSettled(id=appeal.id))
+    return appeal
+
+
+def name_champion(step: Step, cmd: NameChampion) -> outcomes.Accepted:
+    appeal = open_appeal_for(step, cmd.appeal)
+    judge = step.state.judge_of(appeal)
+    if judge is not None:
+        raise Refusal(outcomes.JudgeAlreadyNamed(id=appeal.id, judge=step.name_of(judge)))
+    champion = step.resolve(cmd.who)
+    if champion.email == step.state.king:  # 212: the King cannot judge his own appeal
+        raise Refusal(outcomes.KingCannotJudge(id=appeal.id))
+    named = replace(appeal, champion=champion.email)
+    step.state = step.state.with_appeal(named)
+    step.notify(
+        EVERYONE,
+        notices.ChampionNamed(view.appeal_data(step.state, named)),
+        thread=Thread.appeal(appeal.id),
+    )
+    return outcomes.ChampionNamed(id=appeal.id, champion=champion.name)
+
+
+def give_ruling(step: Step, cmd: GiveRuling) -> outcomes.Accepted:
+    appeal = open_appeal_for(step, cmd.appeal)
+    text = cmd.text.strip()
+    if not text:
+        raise Refusal(outcomes.EmptyText())
+    verdict = Verdict(cmd.verdict) if cmd.verdict else None
+    if appeal.kind is AppealKind.ACCUSATION and verdict is None:
+        raise Refusal(outcomes.VerdictNeeded(id=appeal.id))
+    impossible = step.resolve(cmd.impossible).email if cmd.impossible else None
+    ruled = replace(
+        appeal,
+        ruling=text,
+        verdict=verdict,
+        impossible=impossible,
+        rulings=appeal.rulings + 1,
+        agree=(),
+        disagree=(),
+    )
+    step.state = step.state.with_appeal(ruled)
+    step.notify(
+        EVERYONE,
+        notices.RulingPublished(view.appeal_data(step.state, ruled)),
+        thread=Thread.appeal(appeal.id),
+    )
+    return outcomes.RulingPublished(id=appeal.id)
+
+
+def agree(step: Step, cmd: Agree) -> outcomes.Accepted:
+    appeal = open_appeal_for(step, cmd.appeal)
+    if appeal.ruling is None:
+        raise Refusal(outcomes.NoRulingYet(id=appeal.id))
+    agree = tuple(a for a in appeal.agree if a != cmd.sender)
+    disagree = tuple(a for a in appeal.disagree if a != cmd.sender)
+    if cmd.agree:
+        agree = (*agree, cmd.sender)
+    else:
+        disagree = (*disagree, cmd.sender)
+    step.state = step.state.with_appeal(replace(appeal, agree=agree, disagree=disagree))
+    weigh(step, appeal.id)
+    return outcomes.AgreementRecorded(id=appeal.id, agree=cmd.agree)
+
+
+def weigh(step: Step, appeal_id: str) -> None:
+    """212: settled once a majority of players approves the latest ruling."""
+    appeal = step.state.appeal(appeal_id)
+    if appeal is None or appeal.status is not AppealStatus.OPEN or appeal.ruling is None:
+        return
+    active = {p.email for p in step.state.active_players}
+    agree = len(active & set(appeal.agree))
+    disagree = len(active & set(appeal.disagree))
+    if agree * 2 > len(active):
+        settled = replace(appeal, status=AppealStatus.SETTLED)
+        step.state = step.state.with_appeal(settled)
+        step.notify(
+            EVERYONE,
+            notices.AppealSettled(view.appeal_data(step.state, settled)),
+            thread=Thread.appeal(appeal.id),
+        )
+        carry_out(step, settled)
+    elif disagree * 2 > len(active) and disagree == len(appeal.disagree):
+        step.notify(
+            EVERYONE,
+            notices.RulingFailed(view.appeal_data(step.state, appeal)),
+            thread=Thread.appeal(appeal.id),
+        )
+
+
+def carry_out(step: Step, appeal: Appeal) -> None:
+    if appeal.impossible is not None:  # 215: the first player unable to complete a turn wins
+        finish(step, appeal.impossible, "215")
+        return
+    if appeal.kind is AppealKind.ACCUSATION and appeal.verdict is Verdict.UPHELD:
+        depose(step, appeal)
+    if step.state.phase is Phase.APPEAL and not step.state.open_appeals:
+        next_turn_or_hold(step)
+
+
+def depose(step: Step, appeal: Appeal) -> None:
+    """213: the King becomes a subject, loses points, and chooses the new King."""
+    old = step.state.player(appeal.accused or "")
+    if old is None or step.state.king != old.email:
+        return
+    penalty = step.params()["deposition_penalty"]
+    step.state = replace(
+        step.state.with_player(replace(old, score=old.score - penalty)),
+        king=None,
+        deposed=old.email,
+    )
+    step.notify(
+        EVERYONE,
+        notices.KingDeposed(king=old.name, penalty=penalty, appeal=appeal.id),
+        thread=Thread.appeal(appeal.id),
+    )
+    step.record(ScoreChange(old.name, old.email, -penalty, ScoreCause.DEPOSITION))
+    if old.active:
+        step.state = replace(step.state, deposed_at=step.now, crown_reminder_at=step.now + DAY)
+        step.notify(
+            (old.email,),
+            notices.CrownPrompt(reminder=False, due=crown_due(step.state)),
+            thread=Thread.appeal(appeal.id),
+        )
+    else:
+        crown_successor_of(step, old.email)
+    settle_tie(step)
+
+
+def crown(step: Step, cmd: Crown) -> outcomes.Accepted:
+    chosen = step.resolve(cmd.who)
+    if chosen.email == cmd.sender:
+        raise Refusal(outcomes.CannotCrownSelf())
+    make_king(step, chosen.email, "213")
+    return outcomes.Crowned(king=chosen.name)
+
+
+def make_king(step: Step, email: str, rule: str) -> None:
+    """214: one King at a time; the old King, if any, is a subject from now."""
+    step.state = replace(
+        step.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
+    )
+    step.notify(EVERYONE, notices.KingCrowned(king=step.name_of(email), rule=rule))
+    for appeal in step.state.open_appeals:  # 212: the new King judges, or names a Champion
+        if step.state.judge_of(appeal) is None:
+            prompt_champion(step, appeal)
+    if step.state.tie:  # 209: the new King decides between the players level
+        prompt_tie(step)
+    elif step.state.phase is Phase.AWARD:
+        prompt_award(step)
+
+
+def crown_successor_of(step: Step, email: str, rule: str = "114") -> None:
+    """The next player in turn order after `email` is King (see docs/interpretation.md)."""
+    successor = player_after(step, email)
+    if successor is not None and successor != email:
+        make_king(step, successor, rule)
+    else:
+        step.state = replace(
+            step.state, king=None, deposed=None, deposed_at=None, crown_reminder_at=None
+        )

@@ -1,0 +1,127 @@
+"""The clock: deadlines and reminders fired by Tick events (112, 202, 203, 213).
+
+The debate's end opens the vote (202 (3)); the vote's deadline closes it (203); reminders go to
+the turn player, the King and the voters; a deposed King is reminded to crown a successor
+(213). `next_deadline` says when the caller must send the next Tick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from referee.core import notices
+from referee.core.appeals import crown_due, crown_successor_of
+from referee.core.events import (
+    EVERYONE,
+)
+from referee.core.model import (
+    GameState,
+    Phase,
+    ProposalStatus,
+)
+from referee.core.step import DAY, Step
+from referee.core.threads import Thread
+from referee.core.turns import prompt_award
+from referee.core.voting import close_vote, everyone_voted, missing_voters
+
+
+def next_deadline(state: GameState) -> datetime | None:
+    """When the next Tick is due, or None when nothing waits on the clock."""
+    if state.over:
+        return None
+    times: list[datetime] = []
+    if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
+        times.append(min(state.crown_reminder_at, crown_due(state)))
+    if state.tie:
+        return min(times) if times else None
+    if state.reminder_at is not None:
+        times.append(state.reminder_at)
+    current = state.current
+    if current is not None:
+        if state.phase is Phase.DEBATE:
+            times.append(current.debate_ends)
+        elif state.phase is Phase.VOTING:
+            times.append(current.vote_deadline)
+    return min(times) if times else None
+
+
+def tick(step: Step) -> None:
+    crown_deadline(step)
+    s = step.state
+    if s.over or s.tie:
+        return
+    proposal = s.current
+    if s.phase is Phase.DEBATE and proposal is not None and step.now >= proposal.debate_ends:
+        voting = replace(proposal, status=ProposalStatus.VOTING)
+        step.state = replace(s.with_proposal(voting), phase=Phase.VOTING)
+        if everyone_voted(step):  # no "vote now" when the vote closes at once
+            close_vote(step)
+        else:
+            step.notify(
+                EVERYONE,
+                notices.DebateEnded(
+                    number=proposal.number,
+                    vote_deadline=proposal.vote_deadline,
+                    missing=missing_voters(step),
+                ),
+                thread=Thread.proposal(proposal.number),
+            )
+    elif s.phase is Phase.VOTING and proposal is not None and step.now >= proposal.vote_deadline:
+        close_vote(step)
+    remind(step)
+
+
+def remind(step: Step) -> None:
+    s = step.state
+    if s.reminder_at is None or step.now < s.reminder_at or s.over:
+        return
+    following = s.reminder_at
+    while following <= step.now:
+        following += DAY
+    if s.phase is Phase.PROPOSE and s.turn_player:
+        step.state = replace(s, reminder_at=following)
+        step.notify(
+            (s.turn_player,),
+            notices.TurnReminder(player=step.name_of(s.turn_player), since=s.turn_started_at),
+        )
+    elif s.phase is Phase.AWARD:
+        step.state = replace(s, reminder_at=following)
+        prompt_award(step, reminder=True)
+    elif s.phase in (Phase.DEBATE, Phase.VOTING) and s.current is not None:
+        proposal = replace(s.current, reminded=True)
+        step.state = replace(s.with_proposal(proposal), reminder_at=None)
+        missing = missing_voters(step)
+        if missing:
+            step.notify(
+                EVERYONE,
+                notices.VoteReminder(
+                    number=proposal.number, vote_deadline=proposal.vote_deadline, missing=missing
+                ),
+                thread=Thread.proposal(proposal.number),
+            )
+    else:
+        step.state = replace(s, reminder_at=None)
+
+
+def crown_deadline(step: Step) -> None:
+    """213: remind the deposed King daily; when `crown_days` pass, the crown passes on."""
+    s = step.state
+    if s.over or s.deposed is None or s.deposed_at is None or s.crown_reminder_at is None:
+        return
+    due = crown_due(s)
+    if step.now >= due:
+        crown_successor_of(step, s.deposed, rule="213")
+        return
+    if step.now < s.crown_reminder_at:
+        return
+    following = s.crown_reminder_at
+    while following <= step.now:
+        following += DAY
+    step.state = replace(s, crown_reminder_at=following)
+    accusations = [a for a in s.appeals if a.accused == s.deposed]
+    step.notify(
+        (s.deposed,),
+        notices.CrownPrompt(reminder=True, due=due),
+        thread=Thread.appeal(accusations[-1].id) if accusations else None,
+    )

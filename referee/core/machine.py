@@ -1,0 +1,245 @@
+"""The engine's one entry point: `decide(state, event, now)`, and the game's opening (101-215).
+
+Every command passes the legality table of `procedure` (one gate), then goes to the handler of
+its concern: proposals (103-112), voting (203-208), turns (201, 202, 209), appeals (212-215),
+leaving (114) and queries. Pure: no clock, no I/O; a refusal is an Outcome, never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core.adoption import check_sets, check_state_limits, find_rule
+from referee.core.appeals import (
+    accuse,
+    agree,
+    crown,
+    crown_successor_of,
+    give_ruling,
+    name_champion,
+    open_appeal,
+    prompt_champion,
+    weigh,
+)
+from referee.core.changes import (
+    Changes,
+    RuleChange,
+    RuleChangeKind,
+)
+from referee.core.clock import tick
+from referee.core.events import (
+    EVERYONE,
+    Accuse,
+    Agree,
+    Award,
+    Command,
+    Confirm,
+    Crown,
+    Event,
+    Extend,
+    GiveRuling,
+    NameChampion,
+    NameWinner,
+    OpenAppeal,
+    Outcome,
+    Propose,
+    Query,
+    QueryKind,
+    Quit,
+    Revise,
+    SetParameter,
+    Tick,
+    Vote,
+)
+from referee.core.model import (
+    GameState,
+    HistoryEntry,
+    Phase,
+    ProposalKind,
+    ProposalStatus,
+)
+from referee.core.numbering import first_proposal_number
+from referee.core.order import turn_order
+from referee.core.proposals import extend, propose, revise
+from referee.core.step import Decision, Refusal, Step
+from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
+from referee.core.voting import close_vote, everyone_voted, vote
+
+
+def command(step: Step, cmd: Command) -> None:
+    handler = HANDLERS[type(cmd)]
+    before = step.state
+    try:
+        gate(step, cmd)
+        done = handler(step, cmd)
+    except Refusal as refusal:  # a refused command changes nothing and says only why
+        step.state = before
+        step.effects = [Outcome(refusal.payload)]
+        step.changes = Changes()
+        return
+    step.effects.insert(0, Outcome(done))
+
+
+def gate(step: Step, cmd: Command) -> None:
+    """The one legality check, from the table in `procedure` (every rule of who and when)."""
+    refused = procedure.bar(step.state, cmd)
+    if refused is not None:
+        raise Refusal(refused)
+
+
+def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
+    me = step.state.player(cmd.sender)
+    assert me is not None
+    was_turn = step.state.turn_player == cmd.sender
+    step.state = step.state.with_player(replace(me, active=False))
+    withdrawn = None
+    proposal = step.state.current
+    if (
+        was_turn
+        and proposal is not None
+        and proposal.status
+        in (
+            ProposalStatus.DEBATE,
+            ProposalStatus.VOTING,
+        )
+    ):
+        withdrawn = proposal.number
+        step.state = step.state.with_proposal(
+            replace(proposal, status=ProposalStatus.REJECTED, outcome="withdrawn")
+        )
+    step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
+    if not step.state.active_players:
+        finish(step, None, "114")
+        return outcomes.QuitRecorded()
+    if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
+        crown_successor_of(step, cmd.sender)
+    for appeal in step.state.open_appeals:
+        if appeal.champion == cmd.sender:  # 212: the King names another Champion
+            appeal = replace(appeal, champion=None)
+            step.state = step.state.with_appeal(appeal)
+            if step.state.judge_of(appeal) is None:
+                prompt_champion(step, appeal)
+        weigh(step, appeal.id)
+    settle_tie(step)
+    if step.state.over or step.state.tie:
+        return outcomes.QuitRecorded()
+    if was_turn and step.state.turn_player == cmd.sender and step.state.phase is not Phase.APPEAL:
+        end_turn(step, completed=False)
+    elif step.state.phase is Phase.VOTING and everyone_voted(step):
+        close_vote(step)
+    return outcomes.QuitRecorded()
+
+
+def query(step: Step, cmd: Query) -> outcomes.Accepted:
+    s = step.state
+    if cmd.what is QueryKind.STATUS:
+        return outcomes.Status(**view.status_data(s))
+    if cmd.what is QueryKind.RULES:
+        return outcomes.Rules(**view.ruleset_data(s))
+    if cmd.what is QueryKind.SCORES:
+        return outcomes.Scores(scores=view.scores_data(s))
+    if cmd.what is QueryKind.HELP:
+        return outcomes.Help()
+    rule = find_rule(step, cmd.ref or cmd.number)
+    asked = cmd.number if not cmd.ref else rule.number  # a label names the rule as it is
+    shown = outcomes.Rule if cmd.what is QueryKind.RULE else outcomes.History
+    return shown(asked=asked, rule=view.rule_data(rule, s.rules))
+
+
+def confirm(step: Step, cmd: Confirm) -> outcomes.Accepted:
+    rule = labels.resolve(step.state.rules, cmd.ref or cmd.rule).rule
+    questions = [q for q in step.state.parameter_questions if rule and q.rule == rule.identity]
+    if rule is None or not questions:
+        raise Refusal(outcomes.NoParameterQuestion(rule=cmd.ref or cmd.rule))
+    step.state = replace(
+        step.state,
+        parameter_questions=tuple(
+            q for q in step.state.parameter_questions if q.rule != rule.identity
+        ),
+    )
+    kept = [{"name": n, "value": rule.parameter(n)} for q in questions for n in q.names]
+    return outcomes.ParametersConfirmed(rule=rule.number, parameters=kept)
+
+
+def set_parameter(step: Step, cmd: SetParameter) -> outcomes.Accepted:
+    name = cmd.name.strip().lower()
+    asked = [q for q in step.state.parameter_questions if name in q.names]
+    if not asked:
+        raise Refusal(outcomes.NoParameterQuestion(name=name))
+    question = asked[0]
+    check_sets(step, ProposalKind.AMEND, ((name, cmd.value.strip()),))
+    rule = step.state.rule_by_identity(question.rule)
+    assert rule is not None
+    entry = HistoryEntry(rule.number, "parameter", step.now, note=f"{name} = {cmd.value}")
+    changed = replace(
+        rule,
+        parameters=params.merge(rule.parameters, ((name, cmd.value.strip()),)),
+        history=(*rule.history, entry),
+    )
+    check_state_limits(step, step.state.with_rule(changed))
+    rest = tuple(n for n in question.names if n != name)
+    questions = tuple(
+        (replace(q, names=rest) if q is question else q) for q in step.state.parameter_questions
+    )
+    step.state = replace(
+        step.state.with_rule(changed),
+        parameter_questions=tuple(q for q in questions if q.names),
+    )
+    step.record(
+        RuleChange(
+            RuleChangeKind.PARAMETER,
+            rule.identity,
+            rule.number,
+            rule.number,
+            proposal=question.proposal,
+            parameters=changes.parameter_changes(rule.parameters, changed.parameters),
+        )
+    )
+    return outcomes.ParameterSet(rule=rule.number, name=name, value=cmd.value.strip())
+
+
+def start_game(state: GameState, now: datetime) -> Decision:
+    """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
+    first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
+    step = Step(replace(state, next_proposal_number=first), now)
+    step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
+    order = turn_order(step.state)
+    if order:
+        start_turn(step, order[0].email)
+    return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
+
+
+def decide(state: GameState, event: Event, now: datetime) -> Decision:
+    """Apply one event at time `now`; return the new state and what must be said to whom."""
+    step = Step(state, now)
+    if isinstance(event, Tick):
+        tick(step)
+    else:
+        command(step, event)
+    step.publish_changes()
+    return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
+
+
+Handler = Callable[[Step, Any], outcomes.Accepted]
+HANDLERS: dict[type, Handler] = {
+    Propose: propose,
+    Revise: revise,
+    Vote: vote,
+    OpenAppeal: open_appeal,
+    NameChampion: name_champion,
+    GiveRuling: give_ruling,
+    Agree: agree,
+    Accuse: accuse,
+    Crown: crown,
+    Award: award,
+    Extend: extend,
+    Quit: quit,
+    Confirm: confirm,
+    SetParameter: set_parameter,
+    NameWinner: name_winner,
+    Query: query,
+}

@@ -1,0 +1,340 @@
+"""One typed payload per kind of mail the referee sends of its own accord (107, 202-215).
+
+Each notice kind (`NoticeKind`) has exactly one frozen dataclass here, whose fields are what its
+template may print; mypy checks every place the engine builds one, and a test checks that every
+template asks for nothing else. Nested views of proposals, appeals, rules and scores are the
+plain data of `view` (dicts and lists a template reads as they are).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+from referee.core.threads import Thread
+
+
+class NoticeKind(enum.StrEnum):
+    """Mail the referee sends of its own accord; each has a template in every language."""
+
+    GAME_STARTED = "game_started"
+    TURN_STARTED = "turn_started"
+    TURN_REMINDER = "turn_reminder"
+    PROPOSAL_CIRCULATED = "proposal_circulated"  # 107
+    PROPOSAL_REVISED = "proposal_revised"  # 112
+    DEBATE_EXTENDED = "debate_extended"  # 112
+    DEBATE_ENDED = "debate_ended"  # 202 (3)
+    VOTE_REMINDER = "vote_reminder"  # 203
+    VOTE_RESULT = "vote_result"  # 203
+    RULESET = "ruleset"  # 205
+    AWARD_PROMPT = "award_prompt"  # 202 (4)
+    AWARD_REMINDER = "award_reminder"
+    MAJORITY_NOW = "majority_now"  # 204
+    APPEAL_OPENED = "appeal_opened"  # 212
+    CHAMPION_PROMPT = "champion_prompt"  # 212, 213
+    CHAMPION_NAMED = "champion_named"
+    RULING_PUBLISHED = "ruling_published"
+    RULING_FAILED = "ruling_failed"
+    APPEAL_SETTLED = "appeal_settled"
+    KING_DEPOSED = "king_deposed"  # 213
+    CROWN_PROMPT = "crown_prompt"  # 213
+    KING_CROWNED = "king_crowned"  # 214
+    PLAYER_QUIT = "player_quit"  # 114
+    PARAMETER_PROMPT = "parameter_prompt"
+    TIE_PROMPT = "tie_prompt"  # 209
+    WINNER = "winner"  # 209, 215
+
+
+View = dict[str, Any]  # a plain-data view of a proposal or an appeal (referee.core.view)
+
+
+@dataclass(frozen=True)
+class NoticePayload:
+    """The base: a payload knows its kind and gives its fields to the template."""
+
+    kind: ClassVar[NoticeKind]
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class GameStarted(NoticePayload):
+    """101, 205: the opening, with the ruleset and the players."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.GAME_STARTED
+    rules: list[View]
+    scores: list[View]
+    adoption: str
+    parameters: dict[str, int]
+    king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
+
+
+@dataclass(frozen=True)
+class Ruleset(NoticePayload):
+    """205: the ruleset and scores after a change, opening with what changed."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.RULESET
+    changes: View
+    rules: list[View]
+    scores: list[View]
+    adoption: str
+    parameters: dict[str, int]
+    king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
+
+
+@dataclass(frozen=True)
+class TurnStarted(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.TURN_STARTED
+    player: str
+    email: str
+    round: int
+
+
+@dataclass(frozen=True)
+class TurnReminder(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.TURN_REMINDER
+    player: str
+    since: datetime | None
+
+
+@dataclass(frozen=True)
+class ProposalCirculated(NoticePayload):
+    """107: the proposal, what it changes (old and new text), and who proposed it."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.PROPOSAL_CIRCULATED
+    proposal: View
+    diff: str
+    old_text: str
+    new_text: str
+    proposer: str
+
+
+@dataclass(frozen=True)
+class ProposalRevised(NoticePayload):
+    """112: the revised proposal; `old_text` is its previous text."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.PROPOSAL_REVISED
+    proposal: View
+    diff: str
+    old_text: str
+    new_text: str
+    proposer: str
+
+
+@dataclass(frozen=True)
+class DebateExtended(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE_EXTENDED
+    number: int
+    days: int
+    debate_ends: datetime
+    vote_deadline: datetime
+
+
+@dataclass(frozen=True)
+class DebateEnded(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE_ENDED
+    number: int
+    vote_deadline: datetime
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class VoteReminder(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.VOTE_REMINDER
+    number: int
+    vote_deadline: datetime
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class VoteResult(NoticePayload):
+    """203: who voted how, adopted or not, and every rule and score it changed (206)."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.VOTE_RESULT
+    proposal: View
+    adopted: bool
+    outcome: str
+    needed: str
+    yes: int
+    no: int
+    ballots: list[View]
+    changes: View
+
+
+@dataclass(frozen=True)
+class AwardPrompt(NoticePayload):
+    """202 (4): the King's points for the turn player."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.AWARD_PROMPT
+    player: str
+    proposal: int | None
+    adopted: bool
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class AwardReminder(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.AWARD_REMINDER
+    player: str
+    proposal: int | None
+    adopted: bool
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class MajorityNow(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.MAJORITY_NOW
+    rule: int
+    rounds: int
+
+
+@dataclass(frozen=True)
+class AppealOpened(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.APPEAL_OPENED
+    appeal: View
+
+
+@dataclass(frozen=True)
+class ChampionPrompt(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.CHAMPION_PROMPT
+    appeal: View
+
+
+@dataclass(frozen=True)
+class ChampionNamed(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.CHAMPION_NAMED
+    appeal: View
+
+
+@dataclass(frozen=True)
+class RulingPublished(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.RULING_PUBLISHED
+    appeal: View
+
+
+@dataclass(frozen=True)
+class RulingFailed(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.RULING_FAILED
+    appeal: View
+
+
+@dataclass(frozen=True)
+class AppealSettled(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.APPEAL_SETTLED
+    appeal: View
+
+
+@dataclass(frozen=True)
+class KingDeposed(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.KING_DEPOSED
+    king: str
+    penalty: int
+    appeal: str
+
+
+@dataclass(frozen=True)
+class CrownPrompt(NoticePayload):
+    """213: the deposed King chooses a successor by `due`, or the crown passes on."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.CROWN_PROMPT
+    reminder: bool
+    due: datetime
+
+
+@dataclass(frozen=True)
+class KingCrowned(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.KING_CROWNED
+    king: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class PlayerQuit(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.PLAYER_QUIT
+    player: str
+    withdrawn: int | None
+
+
+@dataclass(frozen=True)
+class ParameterPrompt(NoticePayload):
+    """111, 211: an amendment silent on a parameter its rule carries; `rule_was` is the
+    number the rule had when proposed, `rule` the one it has now (109)."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.PARAMETER_PROMPT
+    rule: int
+    rule_was: int | None
+    proposal: int
+    parameters: list[View]
+
+
+@dataclass(frozen=True)
+class TiePrompt(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.TIE_PROMPT
+    players: list[View]
+    target: int
+
+
+@dataclass(frozen=True)
+class Winner(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.WINNER
+    winner: str
+    score: int
+    rule: str
+    scores: list[View]
+
+
+PAYLOADS: tuple[type[NoticePayload], ...] = (
+    GameStarted,
+    Ruleset,
+    TurnStarted,
+    TurnReminder,
+    ProposalCirculated,
+    ProposalRevised,
+    DebateExtended,
+    DebateEnded,
+    VoteReminder,
+    VoteResult,
+    AwardPrompt,
+    AwardReminder,
+    MajorityNow,
+    AppealOpened,
+    ChampionPrompt,
+    ChampionNamed,
+    RulingPublished,
+    RulingFailed,
+    AppealSettled,
+    KingDeposed,
+    CrownPrompt,
+    KingCrowned,
+    PlayerQuit,
+    ParameterPrompt,
+    TiePrompt,
+    Winner,
+)
+PAYLOAD_OF: dict[NoticeKind, type[NoticePayload]] = {p.kind: p for p in PAYLOADS}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A mail to some players (or EVERYONE); `thread` ties it to a proposal, appeal or prompt."""
+
+    to: tuple[str, ...]
+    payload: NoticePayload
+    thread: Thread | None = None
+
+    @property
+    def kind(self) -> NoticeKind:
+        return self.payload.kind
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """What the template reads: the payload's fields."""
+        return self.payload.fields()

@@ -1,0 +1,709 @@
+"""One typed payload per outcome of a command: accepted (`Done`) or refused (`Reason`) (103-215).
+
+Each code has exactly one frozen dataclass here, whose fields are what the reply's line for it
+may print; handlers return an accepted payload, refusals carry a refused one, and mypy checks
+both. A test keeps every outcome and refusal macro asking only for its own payload's fields.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+
+class Done(enum.StrEnum):
+    """Codes of accepted commands; each has a template in every language."""
+
+    PROPOSAL_ACCEPTED = "proposal_accepted"
+    REVISION_ACCEPTED = "revision_accepted"
+    VOTE_RECORDED = "vote_recorded"
+    VOTE_REPLACED = "vote_replaced"
+    APPEAL_OPENED = "appeal_opened"
+    ACCUSATION_OPENED = "accusation_opened"
+    CHAMPION_NAMED = "champion_named"
+    RULING_PUBLISHED = "ruling_published"
+    AGREEMENT_RECORDED = "agreement_recorded"
+    CROWNED = "crowned"
+    AWARD_RECORDED = "award_recorded"
+    DEBATE_EXTENDED = "debate_extended"
+    QUIT_RECORDED = "quit_recorded"
+    PARAMETERS_CONFIRMED = "parameters_confirmed"
+    PARAMETER_SET = "parameter_set"
+    WINNER_NAMED = "winner_named"
+    STATUS = "status"
+    RULES = "rules"
+    RULE = "rule"
+    HISTORY = "history"
+    SCORES = "scores"
+    HELP = "help"
+
+
+class Reason(enum.StrEnum):
+    """Why a command was refused; each has a template in every language."""
+
+    GAME_OVER = "game_over"
+    NOT_ACTIVE = "not_active"
+    NOT_YOUR_TURN = "not_your_turn"
+    WRONG_PHASE = "wrong_phase"
+    APPEAL_PENDING = "appeal_pending"
+    NOT_KING = "not_king"
+    NOT_JUDGE = "not_judge"
+    NOT_PROPOSER = "not_proposer"
+    UNKNOWN_RULE = "unknown_rule"
+    AMBIGUOUS_RULE = "ambiguous_rule"  # a label several rules share
+    RULE_REPEALED = "rule_repealed"
+    RULE_IMMUTABLE = "rule_immutable"
+    ENACT_IMMUTABLE = "enact_immutable"
+    UNKNOWN_AMENDMENT = "unknown_amendment"
+    EMPTY_TEXT = "empty_text"
+    TOO_MANY_MUTABLE = "too_many_mutable"
+    NO_MUTABLE_LEFT = "no_mutable_left"
+    UNKNOWN_PROPOSAL = "unknown_proposal"
+    VOTE_CLOSED = "vote_closed"
+    DEBATE_OVER = "debate_over"
+    NO_TEXT_TO_REVISE = "no_text_to_revise"
+    UNKNOWN_PARAMETER = "unknown_parameter"
+    BAD_PARAMETER = "bad_parameter"
+    PARAMETER_NOT_ALLOWED = "parameter_not_allowed"
+    NO_PARAMETER_QUESTION = "no_parameter_question"
+    AWARD_OUT_OF_RANGE = "award_out_of_range"
+    BAD_DAYS = "bad_days"
+    UNKNOWN_PLAYER = "unknown_player"
+    UNKNOWN_APPEAL = "unknown_appeal"
+    APPEAL_SETTLED = "appeal_settled"
+    NO_RULING_YET = "no_ruling_yet"
+    KING_CANNOT_JUDGE = "king_cannot_judge"
+    JUDGE_ALREADY_NAMED = "judge_already_named"
+    KING_CANNOT_ACCUSE = "king_cannot_accuse"
+    NO_KING = "no_king"
+    NOT_DEPOSED = "not_deposed"
+    CANNOT_CROWN_SELF = "cannot_crown_self"
+    VERDICT_NEEDED = "verdict_needed"
+    NO_TIE = "no_tie"
+    NOT_IN_TIE = "not_in_tie"
+    SYNTAX = "syntax"
+    NO_COMMAND = "no_command"
+    NOT_AUTHENTICATED = "not_authenticated"
+    TOO_LARGE = "too_large"
+    # Refusals of the mail layer (referee/mail, issue 7): what the player wrote, and limits.
+    NO_SINGLE_SENDER = "no_single_sender"
+    DUPLICATE_HEADER = "duplicate_header"
+    TOO_LONG = "too_long"
+    TOO_MANY_COMMANDS = "too_many_commands"
+    TOO_MANY_APPEALS = "too_many_appeals"
+    TOO_MANY_MAILS = "too_many_mails"
+    DAILY_LIMIT = "daily_limit"
+    QUOTED_NOTICE = "quoted_notice"
+
+
+View = dict[str, Any]  # a plain-data view (referee.core.view)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The base of every accepted command's payload."""
+
+    code: ClassVar[Done]
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The base of every refusal's payload."""
+
+    code: ClassVar[Reason]
+
+    def fields(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class ProposalAccepted(Accepted):
+    code: ClassVar[Done] = Done.PROPOSAL_ACCEPTED
+    number: int
+    debate_ends: datetime
+    vote_deadline: datetime
+
+
+@dataclass(frozen=True)
+class RevisionAccepted(Accepted):
+    code: ClassVar[Done] = Done.REVISION_ACCEPTED
+    number: int
+    voided: int
+
+
+@dataclass(frozen=True)
+class VoteRecorded(Accepted):
+    code: ClassVar[Done] = Done.VOTE_RECORDED
+    number: int
+    yes: bool
+
+
+@dataclass(frozen=True)
+class VoteReplaced(Accepted):
+    code: ClassVar[Done] = Done.VOTE_REPLACED
+    number: int
+    yes: bool
+
+
+@dataclass(frozen=True)
+class AppealOpened(Accepted):
+    code: ClassVar[Done] = Done.APPEAL_OPENED
+    id: str
+    judge: str
+
+
+@dataclass(frozen=True)
+class AccusationOpened(Accepted):
+    code: ClassVar[Done] = Done.ACCUSATION_OPENED
+    id: str
+
+
+@dataclass(frozen=True)
+class ChampionNamed(Accepted):
+    code: ClassVar[Done] = Done.CHAMPION_NAMED
+    id: str
+    champion: str
+
+
+@dataclass(frozen=True)
+class RulingPublished(Accepted):
+    code: ClassVar[Done] = Done.RULING_PUBLISHED
+    id: str
+
+
+@dataclass(frozen=True)
+class AgreementRecorded(Accepted):
+    code: ClassVar[Done] = Done.AGREEMENT_RECORDED
+    id: str
+    agree: bool
+
+
+@dataclass(frozen=True)
+class Crowned(Accepted):
+    code: ClassVar[Done] = Done.CROWNED
+    king: str
+
+
+@dataclass(frozen=True)
+class AwardRecorded(Accepted):
+    code: ClassVar[Done] = Done.AWARD_RECORDED
+    points: int
+    player: str
+
+
+@dataclass(frozen=True)
+class DebateExtended(Accepted):
+    code: ClassVar[Done] = Done.DEBATE_EXTENDED
+    number: int
+    debate_ends: datetime
+    vote_deadline: datetime
+
+
+@dataclass(frozen=True)
+class QuitRecorded(Accepted):
+    code: ClassVar[Done] = Done.QUIT_RECORDED
+
+
+@dataclass(frozen=True)
+class ParametersConfirmed(Accepted):
+    code: ClassVar[Done] = Done.PARAMETERS_CONFIRMED
+    rule: int
+    parameters: list[View]
+
+
+@dataclass(frozen=True)
+class ParameterSet(Accepted):
+    code: ClassVar[Done] = Done.PARAMETER_SET
+    rule: int
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class WinnerNamed(Accepted):
+    code: ClassVar[Done] = Done.WINNER_NAMED
+    winner: str
+
+
+@dataclass(frozen=True)
+class Status(Accepted):
+    code: ClassVar[Done] = Done.STATUS
+    phase: str
+    player: str
+    proposal: int | None
+    deadline: datetime | None
+    king: str
+    round: int
+    adoption: str
+    appeals: list[str]
+    winner: str | None
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class Rules(Accepted):
+    code: ClassVar[Done] = Done.RULES
+    rules: list[View]
+    scores: list[View]
+    adoption: str
+    parameters: dict[str, int]
+    king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
+
+
+@dataclass(frozen=True)
+class Rule(Accepted):
+    code: ClassVar[Done] = Done.RULE
+    asked: int | None
+    rule: View
+
+
+@dataclass(frozen=True)
+class History(Accepted):
+    code: ClassVar[Done] = Done.HISTORY
+    asked: int | None
+    rule: View
+
+
+@dataclass(frozen=True)
+class Scores(Accepted):
+    code: ClassVar[Done] = Done.SCORES
+    scores: list[View]
+
+
+@dataclass(frozen=True)
+class Help(Accepted):
+    code: ClassVar[Done] = Done.HELP
+
+
+@dataclass(frozen=True)
+class GameOver(Refused):
+    code: ClassVar[Reason] = Reason.GAME_OVER
+    winner: str
+
+
+@dataclass(frozen=True)
+class NotActive(Refused):
+    code: ClassVar[Reason] = Reason.NOT_ACTIVE
+
+
+@dataclass(frozen=True)
+class NotYourTurn(Refused):
+    code: ClassVar[Reason] = Reason.NOT_YOUR_TURN
+    player: str
+
+
+@dataclass(frozen=True)
+class WrongPhase(Refused):
+    code: ClassVar[Reason] = Reason.WRONG_PHASE
+    phase: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class AppealPending(Refused):
+    code: ClassVar[Reason] = Reason.APPEAL_PENDING
+    appeals: list[str]
+
+
+@dataclass(frozen=True)
+class NotKing(Refused):
+    code: ClassVar[Reason] = Reason.NOT_KING
+    king: str
+
+
+@dataclass(frozen=True)
+class NotJudge(Refused):
+    code: ClassVar[Reason] = Reason.NOT_JUDGE
+    id: str
+    judge: str
+
+
+@dataclass(frozen=True)
+class NotProposer(Refused):
+    code: ClassVar[Reason] = Reason.NOT_PROPOSER
+    number: int
+
+
+@dataclass(frozen=True)
+class UnknownRule(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_RULE
+    rule: int | str | None  # a number, or a label or path as the player wrote it
+
+
+@dataclass(frozen=True)
+class AmbiguousRule(Refused):
+    """A label several rules share (`III` in each chapter): their numbers and paths."""
+
+    code: ClassVar[Reason] = Reason.AMBIGUOUS_RULE
+    rule: int | str
+    rules: tuple[View, ...]
+
+
+@dataclass(frozen=True)
+class RuleRepealed(Refused):
+    code: ClassVar[Reason] = Reason.RULE_REPEALED
+    rule: int | str | None
+
+
+@dataclass(frozen=True)
+class RuleImmutable(Refused):
+    code: ClassVar[Reason] = Reason.RULE_IMMUTABLE
+    rule: int
+
+
+@dataclass(frozen=True)
+class EnactImmutable(Refused):
+    code: ClassVar[Reason] = Reason.ENACT_IMMUTABLE
+
+
+@dataclass(frozen=True)
+class UnknownAmendment(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_AMENDMENT
+    amendment: str
+
+
+@dataclass(frozen=True)
+class EmptyText(Refused):
+    code: ClassVar[Reason] = Reason.EMPTY_TEXT
+
+
+@dataclass(frozen=True)
+class TooManyMutable(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_MUTABLE
+    cap: int
+    count: int
+
+
+@dataclass(frozen=True)
+class NoMutableLeft(Refused):
+    code: ClassVar[Reason] = Reason.NO_MUTABLE_LEFT
+
+
+@dataclass(frozen=True)
+class UnknownProposal(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_PROPOSAL
+    number: int
+
+
+@dataclass(frozen=True)
+class VoteClosed(Refused):
+    code: ClassVar[Reason] = Reason.VOTE_CLOSED
+    number: int
+    status: str
+
+
+@dataclass(frozen=True)
+class DebateOver(Refused):
+    code: ClassVar[Reason] = Reason.DEBATE_OVER
+    number: int
+
+
+@dataclass(frozen=True)
+class NoTextToRevise(Refused):
+    code: ClassVar[Reason] = Reason.NO_TEXT_TO_REVISE
+    number: int
+
+
+@dataclass(frozen=True)
+class UnknownParameter(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_PARAMETER
+    name: str
+    value: str
+    allowed: str
+
+
+@dataclass(frozen=True)
+class BadParameter(Refused):
+    code: ClassVar[Reason] = Reason.BAD_PARAMETER
+    name: str
+    value: str
+    allowed: str
+
+
+@dataclass(frozen=True)
+class ParameterNotAllowed(Refused):
+    code: ClassVar[Reason] = Reason.PARAMETER_NOT_ALLOWED
+    kind: str
+
+
+@dataclass(frozen=True)
+class NoParameterQuestion(Refused):
+    code: ClassVar[Reason] = Reason.NO_PARAMETER_QUESTION
+    rule: int | str | None = None
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class AwardOutOfRange(Refused):
+    code: ClassVar[Reason] = Reason.AWARD_OUT_OF_RANGE
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class BadDays(Refused):
+    code: ClassVar[Reason] = Reason.BAD_DAYS
+    days: int
+
+
+@dataclass(frozen=True)
+class UnknownPlayer(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_PLAYER
+    who: str
+
+
+@dataclass(frozen=True)
+class UnknownAppeal(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_APPEAL
+    id: str
+
+
+@dataclass(frozen=True)
+class AppealSettled(Refused):
+    code: ClassVar[Reason] = Reason.APPEAL_SETTLED
+    id: str
+
+
+@dataclass(frozen=True)
+class NoRulingYet(Refused):
+    code: ClassVar[Reason] = Reason.NO_RULING_YET
+    id: str
+
+
+@dataclass(frozen=True)
+class KingCannotJudge(Refused):
+    code: ClassVar[Reason] = Reason.KING_CANNOT_JUDGE
+    id: str
+
+
+@dataclass(frozen=True)
+class JudgeAlreadyNamed(Refused):
+    code: ClassVar[Reason] = Reason.JUDGE_ALREADY_NAMED
+    id: str
+    judge: str
+
+
+@dataclass(frozen=True)
+class KingCannotAccuse(Refused):
+    code: ClassVar[Reason] = Reason.KING_CANNOT_ACCUSE
+
+
+@dataclass(frozen=True)
+class NoKing(Refused):
+    code: ClassVar[Reason] = Reason.NO_KING
+
+
+@dataclass(frozen=True)
+class NotDeposed(Refused):
+    code: ClassVar[Reason] = Reason.NOT_DEPOSED
+
+
+@dataclass(frozen=True)
+class CannotCrownSelf(Refused):
+    code: ClassVar[Reason] = Reason.CANNOT_CROWN_SELF
+
+
+@dataclass(frozen=True)
+class VerdictNeeded(Refused):
+    code: ClassVar[Reason] = Reason.VERDICT_NEEDED
+    id: str
+
+
+@dataclass(frozen=True)
+class NoTie(Refused):
+    code: ClassVar[Reason] = Reason.NO_TIE
+
+
+@dataclass(frozen=True)
+class NotInTie(Refused):
+    code: ClassVar[Reason] = Reason.NOT_IN_TIE
+    who: str
+
+
+@dataclass(frozen=True)
+class Syntax(Refused):
+    code: ClassVar[Reason] = Reason.SYNTAX
+    syntax: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class NoCommand(Refused):
+    code: ClassVar[Reason] = Reason.NO_COMMAND
+    hint: str
+
+
+@dataclass(frozen=True)
+class NotAuthenticated(Refused):
+    code: ClassVar[Reason] = Reason.NOT_AUTHENTICATED
+    why: str
+
+
+@dataclass(frozen=True)
+class TooLarge(Refused):
+    code: ClassVar[Reason] = Reason.TOO_LARGE
+    limit: str
+
+
+@dataclass(frozen=True)
+class NoSingleSender(Refused):
+    code: ClassVar[Reason] = Reason.NO_SINGLE_SENDER
+    why: str
+
+
+@dataclass(frozen=True)
+class DuplicateHeader(Refused):
+    code: ClassVar[Reason] = Reason.DUPLICATE_HEADER
+    headers: str
+
+
+@dataclass(frozen=True)
+class TooLong(Refused):
+    code: ClassVar[Reason] = Reason.TOO_LONG
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
+class TooManyCommands(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_COMMANDS
+    count: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class TooManyAppeals(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_APPEALS
+    count: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class TooManyMails(Refused):
+    code: ClassVar[Reason] = Reason.TOO_MANY_MAILS
+    queued: int
+    limit: int
+
+
+@dataclass(frozen=True)
+class DailyLimit(Refused):
+    code: ClassVar[Reason] = Reason.DAILY_LIMIT
+    what: str  # "mails" | "commands"
+    limit: int
+
+
+@dataclass(frozen=True)
+class QuotedNotice(Refused):
+    code: ClassVar[Reason] = Reason.QUOTED_NOTICE
+    where: str
+
+
+ACCEPTED: tuple[type[Accepted], ...] = (
+    ProposalAccepted,
+    RevisionAccepted,
+    VoteRecorded,
+    VoteReplaced,
+    AppealOpened,
+    AccusationOpened,
+    ChampionNamed,
+    RulingPublished,
+    AgreementRecorded,
+    Crowned,
+    AwardRecorded,
+    DebateExtended,
+    QuitRecorded,
+    ParametersConfirmed,
+    ParameterSet,
+    WinnerNamed,
+    Status,
+    Rules,
+    Rule,
+    History,
+    Scores,
+    Help,
+)
+REFUSED: tuple[type[Refused], ...] = (
+    GameOver,
+    NotActive,
+    NotYourTurn,
+    WrongPhase,
+    AppealPending,
+    NotKing,
+    NotJudge,
+    NotProposer,
+    UnknownRule,
+    AmbiguousRule,
+    RuleRepealed,
+    RuleImmutable,
+    EnactImmutable,
+    UnknownAmendment,
+    EmptyText,
+    TooManyMutable,
+    NoMutableLeft,
+    UnknownProposal,
+    VoteClosed,
+    DebateOver,
+    NoTextToRevise,
+    UnknownParameter,
+    BadParameter,
+    ParameterNotAllowed,
+    NoParameterQuestion,
+    AwardOutOfRange,
+    BadDays,
+    UnknownPlayer,
+    UnknownAppeal,
+    AppealSettled,
+    NoRulingYet,
+    KingCannotJudge,
+    JudgeAlreadyNamed,
+    KingCannotAccuse,
+    NoKing,
+    NotDeposed,
+    CannotCrownSelf,
+    VerdictNeeded,
+    NoTie,
+    NotInTie,
+    Syntax,
+    NoCommand,
+    NotAuthenticated,
+    TooLarge,
+    NoSingleSender,
+    DuplicateHeader,
+    TooLong,
+    TooManyCommands,
+    TooManyAppeals,
+    TooManyMails,
+    DailyLimit,
+    QuotedNotice,
+)
+PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
+    **{p.code.value: p for p in ACCEPTED},
+    **{p.code.value: p for p in REFUSED},
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one command, for the sender's combined reply: its payload says which."""
+
+    payload: Accepted | Refused
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.payload, Accepted)
+
+    @property
+    def code(self) -> str:
+        """A `Done` or a `Reason` value: the name of the template macro."""
+        return self.payload.code.value
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.payload.fields()

@@ -1,0 +1,127 @@
+"""One event's worth of changes: the step context every concern of the engine works on.
+
+`Step` holds the state, the time of the event, the effects said so far and the changes to the
+rules and scores gathered for the one ruleset mail of rule 205. `Refusal` unwinds a handler that
+refuses; `Decision` is what `decide` returns. Also `find_player` (201: players by name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from referee.core import notices, outcomes, params, view
+from referee.core.changes import (
+    Changes,
+    RuleChange,
+    ScoreChange,
+    changes_data,
+)
+from referee.core.events import (
+    EVERYONE,
+    Effect,
+    Notice,
+    Reason,
+)
+from referee.core.model import (
+    GameState,
+    Player,
+    ProposalKind,
+)
+from referee.core.order import collation_key
+from referee.core.threads import Thread
+
+DAY = timedelta(days=1)
+
+
+RULE_ADOPTION = 204  # identity of the rule that turns unanimity into majority
+
+
+AMENDING_KINDS = (
+    ProposalKind.AMEND,
+    ProposalKind.ENACT_AMENDMENT,
+    ProposalKind.AMEND_AMENDMENT,
+    ProposalKind.REPEAL_AMENDMENT,
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    state: GameState
+    effects: tuple[Effect, ...]
+
+
+class Refusal(Exception):
+    """Internal: unwinds a handler that refuses; turned into an Outcome before returning."""
+
+    def __init__(self, payload: outcomes.Refused) -> None:
+        super().__init__(payload.code.value)
+        self.payload = payload
+
+    @property
+    def reason(self) -> Reason:
+        return self.payload.code
+
+
+def find_player(state: GameState, who: str) -> Player | None:
+    """A player by email, full name, surname or first name (case and accents ignored)."""
+    wanted = who.strip().strip("<>").casefold()
+    for p in state.players:
+        if p.email == wanted:
+            return p
+    key = collation_key(who)
+    if not key:
+        return None
+    for attr in ("name", "surname"):
+        matches = [p for p in state.players if collation_key(getattr(p, attr)) == key]
+        if len(matches) == 1:
+            return matches[0]
+    firsts = [p for p in state.players if collation_key(p.name.split()[0]) == key]
+    return firsts[0] if len(firsts) == 1 else None
+
+
+class Step:
+    """The context of one event: state in, effects and changes out."""
+
+    def __init__(self, state: GameState, now: datetime) -> None:
+        self.state = state
+        self.now = now
+        self.effects: list[Effect] = []
+        self.changes = Changes()
+
+    def notify(
+        self, to: tuple[str, ...], payload: notices.NoticePayload, thread: Thread | None = None
+    ) -> None:
+        if to:
+            self.effects.append(Notice(to, payload, thread))
+
+    def to_king(self) -> tuple[str, ...]:
+        return (self.state.king,) if self.state.king else ()
+
+    def params(self) -> dict[str, int]:
+        return params.effective(self.state)
+
+    def record(self, change: RuleChange | ScoreChange) -> None:
+        """205: a change to the rules or the scores, for the step's one ruleset mail."""
+        self.changes = self.changes.plus(change)
+
+    def publish_changes(self) -> None:
+        """205: one ruleset-and-scores mail per step, opening with what changed."""
+        if self.changes:
+            self.notify(
+                EVERYONE,
+                notices.Ruleset(changes_data(self.changes), **view.ruleset_data(self.state)),
+            )
+            self.changes = Changes()
+
+    def name_of(self, email: str | None) -> str:
+        if email is None:
+            return ""
+        p = self.state.player(email)
+        return p.name if p else email
+
+    def resolve(self, who: str) -> Player:
+        p = find_player(self.state, who)
+        if p is None or not p.active:
+            raise Refusal(outcomes.UnknownPlayer(who=who))
+        return p

@@ -1,0 +1,439 @@
+"""The two parts of every mail from one Markdown rendering: styled HTML and plain text (107, 205).
+
+Templates write Markdown in which every printed value is an opaque token (`zq7qz`, or
+`zd7dz` for a word diff). `markdown-it` parses that into block and inline tokens once per
+shape of mail; from them come
+
+- the HTML part: each element carries inline `style` attributes (mail clients drop `<style>`
+  blocks and external CSS), values are put back HTML-escaped, and nh3 sanitises the result
+  with an allow-list of tags, attributes and style properties, so a player's words never
+  become markup;
+- the text/plain part: headings underlined, tables aligned in columns, lists with hanging
+  indents, paragraphs wrapped at 72 columns, and no Markdown syntax left over.
+
+A word diff (`referee.mail.worddiff`) becomes coloured `<del>`/`<ins>` runs (struck through and
+underlined, so the change shows without colour too) in HTML, and `[-old-]{+new+}` in plain text.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from referee.mail.worddiff import Change, WordDiff
+
+WIDTH = 72  # the plain part's line length
+TOKEN = re.compile(r"z([qd])(\d+)\1z")
+_DIFF_ONLY = re.compile(r"\s*zd\d+dz\s*")
+
+_FONT = "-apple-system,BlinkMacSystemFont,'Segoe UI',Roboto,Helvetica,Arial,sans-serif"
+_MONO = "Menlo,Consolas,'Liberation Mono',monospace"
+INK, MUTED, ACCENT, RULE_LINE = "#1f2328", "#5b6169", "#1d4e89", "#e3e0d6"
+
+# One style per element the templates produce: the look of the whole mail lives here.
+STYLES: dict[str, str] = {
+    "p": "margin:0 0 14px 0",
+    "h1": f"margin:0 0 14px 0;font-size:22px;line-height:1.3;color:{ACCENT}",
+    "h2": (
+        f"margin:26px 0 12px 0;padding:0 0 4px 0;font-size:19px;line-height:1.3;color:{ACCENT};"
+        f"border-bottom:2px solid {RULE_LINE}"
+    ),
+    "h3": f"margin:22px 0 6px 0;font-size:16px;line-height:1.35;color:{ACCENT}",
+    "h4": f"margin:16px 0 6px 0;font-size:15px;line-height:1.35;color:{INK}",
+    "table": (
+        "border-collapse:collapse;width:100%;max-width:520px;margin:2px 0 16px 0;font-size:15px;"
+        "line-height:1.4"
+    ),
+    "th": (
+        "text-align:left;padding:6px 12px 6px 0;font-weight:600;color:#3d434b;"
+        f"border-bottom:2px solid {RULE_LINE}"
+    ),
+    "td": "padding:6px 12px 6px 0;vertical-align:top;border-bottom:1px solid #eeece6",
+    "ul": "margin:0 0 14px 0;padding:0 0 0 22px",
+    "ol": "margin:0 0 14px 0;padding:0 0 0 22px",
+    "li": "margin:0 0 6px 0",
+    "blockquote": (
+        f"margin:0 0 8px 0;padding:6px 12px;border-left:3px solid #c9c4b4;color:{MUTED};"
+        f"background:#f8f7f3;font-family:{_MONO};font-size:13px"
+    ),
+    "code": (
+        f"font-family:{_MONO};font-size:13px;background:#f0eee7;padding:1px 4px;border-radius:3px"
+    ),
+    "pre": (
+        f"font-family:{_MONO};font-size:13px;background:#f6f5f0;padding:10px 12px;"
+        "white-space:pre-wrap;margin:0 0 14px 0"
+    ),
+    "strong": "font-weight:700",
+    "em": "font-style:italic",
+    "hr": f"border:0;border-top:1px solid {RULE_LINE};margin:20px 0",
+}
+QUOTED_P = "margin:0"  # a paragraph inside a quote: the quote's padding is its margin
+FIRST = "margin-top:0"  # the mail's first element sits at the top of its column
+FOOTER = f"margin:0 0 8px 0;font-size:13px;line-height:1.45;color:{MUTED}"  # after a rule (---)
+ACCENTS = {"good": "color:#1a7f37", "bad": "color:#b42318"}
+DIFF_BOX = (
+    "margin:0 0 14px 0;padding:10px 12px;background:#fbfaf7;border:1px solid #e3e0d6;"
+    "border-radius:4px;line-height:1.7"
+)
+DELETED = (
+    "color:#8f1d1d;background:#fde4e2;text-decoration:line-through;border-radius:2px;padding:0 1px"
+)
+INSERTED = (
+    "color:#14532d;background:#d9f5df;text-decoration:underline;font-weight:600;"
+    "border-radius:2px;padding:0 1px"
+)
+
+_TAGS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "br",
+    "del",
+    "ins",
+    "span",
+    "a",
+    "hr",
+    "div",
+}
+_ATTRIBUTES = {"*": {"style"}, "a": {"href"}, "ol": {"start"}}
+_STYLE_PROPERTIES = {
+    prop.split(":", 1)[0]
+    for style in (
+        *STYLES.values(),
+        *ACCENTS.values(),
+        DIFF_BOX,
+        DELETED,
+        INSERTED,
+        QUOTED_P,
+        FIRST,
+        FOOTER,
+    )
+    for prop in style.split(";")
+    if prop
+}
+
+
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One shape of mail, parsed and styled: reused for every mail of that shape."""
+
+    tokens: tuple[Token, ...]
+    html: str  # with the value tokens still in it
+
+
+class Markup:
+    """Parses template output once per shape and turns it into the HTML and plain parts.
+
+    `accents` colours a bold word written by a template ("Done.", "Refused.") by its sense:
+    "good" or "bad".
+    """
+
+    def __init__(self, accents: dict[str, str] | None = None) -> None:
+        self._md = _markdown()
+        self._cache: dict[str, Parsed] = {}
+        self._accents = {text: ACCENTS[sense] for text, sense in (accents or {}).items()}
+
+    def parse(self, marked: str) -> Parsed:
+        """The input holds only tokens, never a player's words, so it depends on a template's
+        shape alone and repeats from mail to mail: the cache is safe and effective."""
+        parsed = self._cache.get(marked)
+        if parsed is None:
+            if len(self._cache) >= 2048:
+                self._cache.clear()
+            tokens = self._md.parse(marked)
+            _style(tokens, self._accents)
+            parsed = Parsed(tuple(tokens), self._md.renderer.render(tokens, self._md.options, {}))
+            self._cache[marked] = parsed
+        return parsed
+
+
+def _style(tokens: list[Token], accents: dict[str, str]) -> None:
+    if tokens and tokens[0].type == "heading_open":
+        tokens[0].attrSet("style", f"{STYLES[tokens[0].tag]};{FIRST}")
+        first = tokens[0]
+    else:
+        first = None
+    quoted, footer = 0, False
+    for index, token in enumerate(tokens):
+        if token is not first:
+            _style_one(token)
+        if token.type.startswith("blockquote_"):
+            quoted += token.nesting
+        footer = footer or token.type == "hr"
+        if token.type == "paragraph_open" and quoted:
+            token.attrSet("style", QUOTED_P)
+        elif token.type == "paragraph_open" and footer:
+            token.attrSet("style", FOOTER)
+        if token.type == "paragraph_open" and index + 1 < len(tokens):
+            following = tokens[index + 1]
+            if following.type == "inline" and _DIFF_ONLY.fullmatch(following.content):
+                token.tag = tokens[_closing(tokens, index)].tag = "div"
+                token.attrSet("style", DIFF_BOX)
+        children = token.children or []
+        for at, child in enumerate(children):
+            _style_one(child)
+            if child.type == "strong_open" and at + 1 < len(children):
+                accent = accents.get(children[at + 1].content)
+                if accent:
+                    child.attrSet("style", f"{STYLES['strong']};{accent}")
+
+
+def _style_one(token: Token) -> None:
+    if token.nesting == -1 or token.tag not in STYLES:
+        return
+    own = token.attrGet("style")  # a table column's alignment comes last and wins
+    token.attrSet("style", STYLES[token.tag] + (f";{own}" if own else ""))
+
+
+# ---------------------------------------------------------------------------------- HTML
+
+
+def to_html(parsed: Parsed, values: Sequence[object]) -> str:
+    """The sanitised HTML fragment: values HTML-escaped, diffs as coloured runs."""
+    parts = re.split(r"(<pre[ >].*?</pre>)", parsed.html, flags=re.S)
+    out: list[str] = []
+    for part in parts:
+        in_pre = part.startswith("<pre")
+
+        def put(found: re.Match[str], in_pre: bool = in_pre) -> str:
+            index = int(found.group(2))
+            if index >= len(values):
+                return found.group(0)
+            value = values[index]
+            if isinstance(value, WordDiff):
+                return _diff_html(value)
+            escaped = html.escape(str(value), quote=False)
+            return escaped if in_pre else escaped.replace("\n", "<br>\n")
+
+        out.append(TOKEN.sub(put, part))
+    return sanitise("".join(out))
+
+
+def sanitise(fragment: str) -> str:
+    return nh3.clean(
+        fragment,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        filter_style_properties=_STYLE_PROPERTIES,
+        url_schemes={"mailto", "https", "http"},
+    )
+
+
+def _diff_html(diff: WordDiff) -> str:
+    out: list[str] = []
+    for piece in diff.pieces:
+        text = html.escape(piece.text, quote=False).replace("\n", "<br>\n")
+        if piece.change is Change.DELETED:
+            out.append(f'<del style="{DELETED}">{text}</del>')
+        elif piece.change is Change.INSERTED:
+            out.append(f'<ins style="{INSERTED}">{text}</ins>')
+        else:
+            out.append(text)
+    return "".join(out)
+
+
+def page(fragment: str, language: str, title: str, game: str) -> str:
+    """The whole HTML document: a centred column, at most 640 pixels wide, on a light ground.
+
+    Layout tables, not CSS layout, because Outlook's Word engine ignores most CSS; every style
+    is inline because Gmail drops `<style>` in many places.
+    """
+    return (
+        f'<!DOCTYPE html>\n<html lang="{html.escape(language)}">\n<head>\n'
+        '<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n</head>\n"
+        f'<body style="margin:0;padding:0;background:#f2f1ec;color:{INK}">\n'
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" '
+        'style="background:#f2f1ec">\n<tr><td align="center" style="padding:16px 8px">\n'
+        '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" '
+        'style="max-width:640px;background:#ffffff;border:1px solid #e3e0d6;border-radius:6px">\n'
+        f'<tr><td style="padding:12px 20px;border-bottom:1px solid #e3e0d6;font-family:{_FONT};'
+        f'font-size:13px;letter-spacing:0.04em;text-transform:uppercase;color:{MUTED}">'
+        f"{html.escape(game)}</td></tr>\n"
+        f'<tr><td style="padding:18px 20px 6px 20px;font-family:{_FONT};font-size:16px;'
+        f'line-height:1.55;color:{INK};word-wrap:break-word">\n'
+        f"{fragment}\n"
+        "</td></tr>\n</table>\n</td></tr>\n</table>\n</body>\n</html>\n"
+    )
+
+
+# ---------------------------------------------------------------------------- plain text
+
+
+def to_plain(parsed: Parsed, values: Sequence[object]) -> str:
+    """The text/plain part: no Markdown syntax, tables in columns, lines of at most 72."""
+    return _Plain(values).render(list(parsed.tokens))
+
+
+class _Plain:
+    def __init__(self, values: Sequence[object]) -> None:
+        self.values = values
+
+    def value(self, found: re.Match[str]) -> str:
+        index = int(found.group(2))
+        return str(self.values[index]) if index < len(self.values) else found.group(0)
+
+    def inline(self, token: Token) -> str:
+        out: list[str] = []
+        for child in token.children or []:
+            if child.type in ("text", "code_inline"):
+                out.append(TOKEN.sub(self.value, child.content))
+            elif child.type == "softbreak":
+                out.append(" ")
+            elif child.type == "hardbreak":
+                out.append("\n")
+            elif child.type == "link_close":
+                pass
+            elif child.type == "image":
+                out.append(TOKEN.sub(self.value, child.content))
+        return "".join(out)
+
+    def render(self, tokens: list[Token]) -> str:
+        blocks = self.blocks(tokens, 0, len(tokens), WIDTH)
+        text = "\n\n".join(b for b in blocks if b.strip())
+        return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"
+
+    def blocks(self, tokens: list[Token], start: int, end: int, width: int) -> list[str]:
+        """The plain blocks between `start` and `end` (one level of nesting)."""
+        out: list[str] = []
+        index = start
+        while index < end:
+            token = tokens[index]
+            close = _closing(tokens, index)
+            if token.type == "heading_open":
+                text = " ".join(self.inline(tokens[index + 1]).split())
+                mark = "=" if token.tag in ("h1", "h2") else "-"
+                lines = wrap(text, width)
+                out.append("\n".join([*lines, mark * max(len(x) for x in lines)]))
+            elif token.type == "paragraph_open":
+                out.append("\n".join(wrap(self.inline(tokens[index + 1]), width)))
+            elif token.type == "table_open":
+                out.append(self.table(tokens, index, close))
+            elif token.type in ("bullet_list_open", "ordered_list_open"):
+                out.append(self.items(tokens, index, close, width))
+            elif token.type == "blockquote_open":
+                inner = "\n\n".join(self.blocks(tokens, index + 1, close, width - 2))
+                out.append("\n".join(("> " + line).rstrip() for line in inner.splitlines()))
+            elif token.type in ("fence", "code_block"):
+                code = TOKEN.sub(self.value, token.content).rstrip("\n")
+                out.append("\n".join("    " + line for line in code.splitlines()))
+            elif token.type == "hr":
+                out.append("-" * 24)
+            index = close + 1
+        return out
+
+    def items(self, tokens: list[Token], start: int, end: int, width: int) -> str:
+        ordered = tokens[start].type == "ordered_list_open"
+        number = int(tokens[start].attrGet("start") or 1)
+        items: list[str] = []
+        index = start + 1
+        while index < end:
+            close = _closing(tokens, index)
+            if tokens[index].type == "list_item_open":
+                bullet = f"{number}. " if ordered else "- "
+                number += 1
+                inner = "\n\n".join(self.blocks(tokens, index + 1, close, width - len(bullet)))
+                lines = inner.split("\n")
+                pad = " " * len(bullet)
+                items.append(
+                    "\n".join((bullet if i == 0 else pad) + x for i, x in enumerate(lines))
+                )
+            index = close + 1
+        tight = any(t.hidden for t in tokens[start:end] if t.type == "paragraph_open")
+        return ("\n" if tight else "\n\n").join(items)
+
+    def table(self, tokens: list[Token], start: int, end: int) -> str:
+        rows: list[list[str]] = []
+        right: list[bool] = []
+        header = 0
+        for index in range(start, end):
+            token = tokens[index]
+            if token.type == "tr_open":
+                rows.append([])
+            elif token.type in ("th_open", "td_open"):
+                text = " ".join(self.inline(tokens[index + 1]).split())
+                rows[-1].append(text)
+                if len(rows) == 1:
+                    right.append("text-align:right" in str(token.attrGet("style") or ""))
+            elif token.type == "thead_close":
+                header = len(rows)
+        columns = max(len(r) for r in rows)
+        right += [False] * (columns - len(right))
+        widths = [max(len(r[c]) if c < len(r) else 0 for r in rows) for c in range(columns)]
+        lines: list[str] = []
+        for number, row in enumerate(rows):
+            cells = [
+                (row[c] if c < len(row) else "").rjust(widths[c])
+                if right[c]
+                else (row[c] if c < len(row) else "").ljust(widths[c])
+                for c in range(columns)
+            ]
+            lines.append("  ".join(cells).rstrip())
+            if number + 1 == header:
+                heads = rows[0] + [""] * (columns - len(rows[0]))
+                lines.append(
+                    "  ".join(
+                        ("-" if heads[c] else " ") * widths[c] for c in range(columns)
+                    ).rstrip()
+                )
+        return "\n".join(lines)
+
+
+def _closing(tokens: list[Token], index: int) -> int:
+    """The index of the token that closes `tokens[index]` (itself if it opens nothing)."""
+    if tokens[index].nesting != 1:
+        return index
+    depth = 0
+    for at in range(index, len(tokens)):
+        depth += tokens[at].nesting
+        if depth == 0:
+            return at
+    return len(tokens) - 1
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width`, keeping the text's own line breaks; a word longer than the
+    line (an address, a URL) stays whole on a line of its own."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip():
+            lines.append("")
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(
+            line.strip(),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [""]
+    return lines or [""]

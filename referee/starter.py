@@ -1,0 +1,121 @@
+"""The first run: a starter config with comments, and `init` that leaves all or nothing (105).
+
+`starter_config` writes the TOML an operator edits before a real game (and the one `demo`
+plays); `initialise` makes the inbox and sent Maildirs, then the store and the game. A failure
+at any step leaves nothing in the database, so a second `init` starts clean.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from referee.config import Settings
+from referee.mail.sentbox import open_sent
+from referee.service import Referee
+from referee.store.store import Store, StoreError
+
+
+def _q(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A player as the starter config lists them."""
+
+    name: str
+    email: str
+    king: bool = False
+
+
+SAMPLE_PLAYERS = (
+    Seat("Ada Lovelace", "ada@example.org", king=True),
+    Seat("Bob Rossi", "bob@example.org"),
+    Seat("Carla De Santis", "carla@example.org"),
+)
+
+
+def starter_config(
+    name: str = "Nomic of the King",
+    language: str = "en",
+    players: Sequence[Seat] = SAMPLE_PLAYERS,
+    start: datetime | None = None,
+    headline: str = "A starter config for nomic-referee: edit the players, then run",
+    game_extra: str = "",
+) -> str:
+    """A complete, commented config; every other key is in deploy/config.example.toml."""
+    seats = ""
+    for p in players:
+        seats += f"[[players]]\nname = {_q(p.name)}\nemail = {_q(p.email)}\n"
+        if p.name.count(" ") > 1:  # a two-word surname must be given
+            seats += f"surname = {_q(p.name.split(' ', 1)[1])}\n"
+        if p.king:
+            seats += "king = true  # exactly one King (105, 214)\n"
+        seats += "\n"
+    when = (
+        f'start = "{start.isoformat()}"  # the game starts then (default: at init)\n'
+        if start is not None
+        else '# start = "2026-12-01T09:00:00+00:00"  # default: the moment of init\n'
+    )
+    return f"""# {headline}
+#   nomic-referee init game.toml && nomic-referee run game.toml
+# Every key and its default: deploy/config.example.toml in the source, or the README.
+
+[game]
+name = {_q(name)}  # also the game's key in the database
+address = "referee@nomic.example"  # players write here; the referee sends from here
+language = "{language}"  # "it" or "en": replies, notices and the built-in ruleset
+timezone = "Europe/Rome"  # deadlines are shown in it; stored in UTC
+{when}{game_extra}
+# One table per player, in any order; turns go by surname (rule 201).
+{seats}[database]
+url = "sqlite:///nomic.db"  # beside this file; or postgresql+psycopg://user@host/db
+
+[maildir]
+path = "maildir"  # the inbox: drop mail in maildir/new/ (or deliver there)
+sent = "sent"  # without [smtp], the referee's mail is written here
+
+# To read mail from a server and send it, add [imap] and [smtp] sections:
+# [imap]
+# host = "imap.example.org"
+# username = "referee"
+# password_env = "NOMIC_IMAP_PASSWORD"
+# [smtp]
+# host = "smtp.example.org"
+# username = "referee"
+# password_env = "NOMIC_SMTP_PASSWORD"
+"""
+
+
+@dataclass(frozen=True)
+class Initialised:
+    players: int
+    rules: int
+    first_turn: str
+
+
+def initialise(settings: Settings, started: datetime) -> Initialised:
+    """Folders first (they can fail without a trace), then the game in the store, or nothing."""
+    for sub in ("new", "cur", "tmp"):
+        (settings.maildir / sub).mkdir(parents=True, exist_ok=True)
+    if settings.smtp is None:
+        open_sent(settings.sent)
+    store = Store(settings.database_url)
+    try:
+        store.create_schema()
+        if store.game_id(settings.game.name) is not None:
+            raise StoreError(
+                f"the game {settings.game.name!r} is already initialised in this database"
+            )
+        referee = Referee.create(store, settings, settings.game.start or started)
+        state = referee.state
+        first = next(
+            (f"{p.name} <{p.email}>" for p in state.players if p.email == state.turn_player), "-"
+        )
+        return Initialised(len(state.players), len(state.rules), first)
+    finally:
+        store.close()

@@ -1,0 +1,1 @@
+"""The built-in rulesets (rules 101-215), one folder per language: package data."""

@@ -1,0 +1,1 @@
+"""The mail templates, one folder per language: package data."""
