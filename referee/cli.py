@@ -14,9 +14,6 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from email.header import decode_header, make_header
-from email.parser import BytesHeaderParser
-from email.policy import compat32
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
@@ -24,14 +21,14 @@ from zoneinfo import ZoneInfo
 import typer
 import typer.core
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from referee import __version__, rulebook
 from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
 from referee.resources import ResourceError
 from referee.service import Referee
-from referee.store.store import Store, StoreError
+from referee.store.store import DatabaseDown, Store, StoreError
 
 app = typer.Typer(
     add_completion=False,
@@ -86,23 +83,29 @@ def _database_name(url: str) -> str:
 
 
 @contextmanager
-def answers(settings: Settings, what: str) -> Iterator[None]:
-    """Turn every failure into one line naming what failed: the store, the server, the file."""
+def answers(settings: Settings | None, what: str) -> Iterator[None]:
+    """Turn every failure into one line naming what failed: the store, the server, the file.
+
+    `settings` names the database and the IMAP server in the message; None (several games at
+    once) keeps to the error's own words.
+    """
+    database = _database_name(settings.database_url) if settings is not None else ""
+    imap = settings.imap if settings is not None else None
     try:
         yield
     except (typer.Exit, typer.Abort):
         raise
     except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
         fail(f"{what}: interrupted", 130)
+    except DatabaseDown as exc:  # the service found the database gone mid-run
+        fail(f"database {database}: {exc}" if database else str(exc))
     except (ConfigError, StoreError, rulebook.RulesetError, ResourceError) as exc:
         fail(str(exc))
-    except DBAPIError as exc:  # the database server, or the SQLite file, cannot be used
-        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
-    except SQLAlchemyError as exc:
-        fail(f"database {_database_name(settings.database_url)}: {_first_line(exc)}")
+    except SQLAlchemyError as exc:  # the database server, or the SQLite file, cannot be used
+        fail(f"database {database}: {_first_line(exc)}" if database else _first_line(exc))
     except (ConnectionError, TimeoutError) as exc:  # ImapError is a ConnectionError
-        if settings.imap is not None:
-            fail(f"IMAP server {settings.imap.host}:{settings.imap.port}: {_first_line(exc)}")
+        if imap is not None:
+            fail(f"IMAP server {imap.host}:{imap.port}: {_first_line(exc)}")
         fail(f"{what}: {_first_line(exc)}")
     except OSError as exc:
         fail(f"{what}: {exc}")
@@ -319,14 +322,6 @@ def status(
         store.close()
 
 
-def _subject(raw: bytes) -> str:
-    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", "")
-    try:
-        return str(make_header(decode_header(str(value))))
-    except (ValueError, LookupError):
-        return str(value)
-
-
 def _replaceable(path: Path) -> bool:
     """An export overwrites an earlier export (an mbox, or empty), never another file."""
     if not path.is_file():
@@ -349,6 +344,7 @@ def outbox(
     ] = "all",
 ) -> None:
     """List the mail the referee has decided to send (waiting, sent, undeliverable); export it."""
+    from referee.mail.sentbox import subject_of
     from referee.replay import write_mbox
 
     if show != "all" and show not in _STATUS:
@@ -368,7 +364,7 @@ def outbox(
                 stamp = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(zone)
                 typer.echo(
                     f"{row.id:>6}  {label.get(row.status, row.status):<13} "
-                    f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {_subject(row.raw)}"
+                    f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {subject_of(row.raw)}"
                 )
             typer.echo(f"{len(rows)} mail(s); {_delivery(settings)}")
             if export is not None:
@@ -422,7 +418,7 @@ def archive_write(
     store = Store(settings.database_url)
     try:
         with answers(settings, "archive"):
-            written = _keeper(settings, store).write_archive(target)
+            written = _keeper(settings, store).write_archive(target, progress=True)
             typer.echo(f"{written.files} file(s) written, {written.commits} commit(s) in {target}")
     finally:
         store.close()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from referee.config import load_settings
 from referee.core import engine
+from referee.mail.sentbox import subject_of
 from referee.runner import Service
 from referee.starter import SAMPLE_PLAYERS, initialise, starter_config
 from referee.store.store import Store
@@ -153,7 +154,7 @@ class _Narrator:
             r for r in self.store.outbox(self.service.referee.game_id) if (r.id or 0) > self.seen
         ]
         self.seen = max([self.seen, *(r.id or 0 for r in rows)])
-        subjects = Counter(_subject(r.raw) for r in rows)
+        subjects = Counter(subject_of(r.raw) for r in rows)
         out = "; ".join(f"{s}" + (f" (x{n})" if n > 1 else "") for s, n in subjects.items())
         self.echo(f"{self.clock(at)}  {what}")
         if out:
@@ -167,15 +168,6 @@ class _Narrator:
                 return
             phase = self.service.referee.state.phase.value
             self.step(due, f"[clock] deadline of the {phase} phase")
-
-
-def _subject(raw: bytes) -> str:
-    from email.header import decode_header, make_header
-    from email.parser import BytesHeaderParser
-    from email.policy import compat32
-
-    value = str(BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", ""))
-    return str(make_header(decode_header(value)))
 
 
 def play(folder: Path, language: str, echo: Echo) -> None:

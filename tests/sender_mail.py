@@ -32,6 +32,7 @@ def raw_mail(
     message_id: str | None = None,
     headers: tuple[tuple[str, str], ...] = (),
     top: tuple[tuple[str, str], ...] = (),
+    kind: str = "plain",
 ) -> bytes:
     """A mail written byte by byte, so that a test can put any header anywhere.
 
@@ -47,7 +48,7 @@ def raw_mail(
         f"Date: {format_datetime(at)}",
         f"Message-ID: {mid}",
         "MIME-Version: 1.0",
-        "Content-Type: text/plain; charset=utf-8",
+        f"Content-Type: text/{kind}; charset=utf-8",
         "Content-Transfer-Encoding: 8bit",
     ]
     lines += [f"{name}: {value}" for name, value in headers]

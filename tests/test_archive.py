@@ -298,3 +298,21 @@ def test_a_code_of_laws_keeps_its_labels_through_the_archive(tmp_path: Path) -> 
     again = rulebook.load(str(tmp_path / "arch" / "rules"), "en")
     assert [r.label for r in again.rules] == ["§ 1", "§ 2", "§ 2.1"]
     assert cli("archive", "check", str(tmp_path / "arch")).returncode == 0
+
+
+def test_bad_archive_and_site_commands_get_one_clear_line(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", str(config)).returncode == 0
+    no_out = cli("site", str(config))
+    assert no_out.returncode == 2 and "give --out DIR" in no_out.stderr
+    missing = cli("archive", "check", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = cli("archive", "check", str(tmp_path / "empty"))
+    assert empty.returncode == 1 and "no rule files" in empty.stdout
+    broken = tmp_path / "broken" / "rules"
+    broken.mkdir(parents=True)
+    (broken / "101.toml").write_text("number = [unclosed\n", encoding="utf-8")
+    bad = cli("archive", "check", str(tmp_path / "broken"))
+    assert bad.returncode == 1 and "rules/101.toml: not valid TOML" in bad.stdout
+    assert "Traceback" not in no_out.stderr + missing.stderr + empty.stderr + bad.stderr

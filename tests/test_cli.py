@@ -178,6 +178,10 @@ def test_version_is_the_package_version() -> None:
     assert done.returncode == 0
     version = tomllib.loads(PYPROJECT.read_text())["project"]["version"]
     assert done.stdout.strip() == f"nomic-referee {version}"
+    module = subprocess.run(  # python -m referee, the console script's own entry
+        [sys.executable, "-m", "referee", "--version"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert module.returncode == 0 and module.stdout == done.stdout
 
 
 def test_init_without_a_config_offers_the_starter(tmp_path: Path) -> None:

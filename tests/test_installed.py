@@ -144,6 +144,8 @@ def test_the_wheel_and_the_sdist_carry_the_rulesets_and_templates(installed: Ins
         assert len(expected) > 10
         assert {f"referee/{folder}/{f}" for f in expected} <= names
         assert {f for f in expected if not (installed.source / folder / f).is_file()} == set()
+    code = {f"referee/{f}" for f in _data_files("referee") if f.endswith((".py", ".mako"))}
+    assert code - names == set(), "a package is missing from [tool.setuptools] packages"
     for example in ("game-en.toml", "game-en.mbox", "game-it.toml", "game-it.mbox"):
         assert (installed.source / "examples" / example).is_file()
 

@@ -69,13 +69,14 @@ class Keeper:
         self.builder.feed(LoggedEvent(seq, at, mid, payload) for seq, at, mid, payload in rows)
         return self.builder.history
 
-    def write_archive(self, folder: Path, git: bool = True) -> Written:
+    def write_archive(self, folder: Path, git: bool = True, progress: bool = False) -> Written:
         history = self.history()
         writer = self.writers.setdefault(folder, ArchiveWriter(folder, self.mail_text))
         changed = writer.write(history)
         commits = 0
         if git:
-            commits = commit_history(folder, history, self.mail_text, self.settings.game.address)
+            address = self.settings.game.address
+            commits = commit_history(folder, history, self.mail_text, address, progress)
         return Written(len(changed), commits, 0)
 
     def write_site(self, folder: Path, progress: bool = False) -> int:

@@ -19,6 +19,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from referee.archive.history import Change, History
+from referee.archive.progress import progress_bar
 from referee.archive.writer import RulesetText, change_files
 
 BRANCH = Ref(b"refs/heads/main")
@@ -68,7 +69,9 @@ def _identity(name: str, email: str, fallback: str) -> bytes:
     return f"{clean} <{email}>".encode()
 
 
-def commit_history(folder: Path, history: History, mail_text: RulesetText, referee: str) -> int:
+def commit_history(
+    folder: Path, history: History, mail_text: RulesetText, referee: str, progress: bool = False
+) -> int:
     """Add a commit for every change not yet in the repository; returns how many were added."""
     repo = open_repo(folder)
     try:
@@ -86,29 +89,31 @@ def commit_history(folder: Path, history: History, mail_text: RulesetText, refer
                 assert entry.path is not None and entry.sha is not None
                 paths[entry.path] = entry.sha
         committer = f"{history.name} referee <{referee}>"
-        for change in todo:
-            for relative, text in change_files(history, change, mail_text).items():
-                blob = Blob.from_string(text.encode("utf-8"))
-                key = relative.encode("utf-8")
-                if paths.get(key) != blob.id:
-                    repo.object_store.add_object(blob)
-                    paths[key] = blob.id
-                    touched.add(key)
-            tree = commit_tree(
-                repo.object_store, [(p, sha, _FILE_MODE) for p, sha in sorted(paths.items())]
-            )
-            commit = Commit()
-            commit.tree = tree
-            commit.parents = [head] if head is not None else []
-            commit.author = _identity(change.author, change.author_email, committer)
-            commit.committer = committer.encode("utf-8")
-            stamp = int(change.at.timestamp())
-            commit.author_time = commit.commit_time = stamp
-            commit.author_timezone = commit.commit_timezone = 0
-            commit.encoding = b"UTF-8"
-            commit.message = message(change).encode("utf-8")
-            repo.object_store.add_object(commit)
-            head = commit.id
+        with progress_bar("git", len(todo), progress) as step:
+            for change in todo:
+                for relative, text in change_files(history, change, mail_text).items():
+                    blob = Blob.from_string(text.encode("utf-8"))
+                    key = relative.encode("utf-8")
+                    if paths.get(key) != blob.id:
+                        repo.object_store.add_object(blob)
+                        paths[key] = blob.id
+                        touched.add(key)
+                tree = commit_tree(
+                    repo.object_store, [(p, sha, _FILE_MODE) for p, sha in sorted(paths.items())]
+                )
+                commit = Commit()
+                commit.tree = tree
+                commit.parents = [head] if head is not None else []
+                commit.author = _identity(change.author, change.author_email, committer)
+                commit.committer = committer.encode("utf-8")
+                stamp = int(change.at.timestamp())
+                commit.author_time = commit.commit_time = stamp
+                commit.author_timezone = commit.commit_timezone = 0
+                commit.encoding = b"UTF-8"
+                commit.message = message(change).encode("utf-8")
+                repo.object_store.add_object(commit)
+                head = commit.id
+                step()
         assert head is not None
         repo.refs.set_if_equals(BRANCH, repo.refs.as_dict().get(BRANCH), head)
         _sync_index(repo, folder, paths, touched)

@@ -20,18 +20,17 @@ import functools
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import markdown
 import nh3
 import pygal
 from feedgen.feed import FeedGenerator
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from referee.archive.history import (
@@ -42,6 +41,7 @@ from referee.archive.history import (
     RuleRecord,
     RuleVersion,
 )
+from referee.archive.progress import progress_bar
 from referee.archive.writer import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "site_templates"
@@ -205,13 +205,14 @@ WORDS: dict[str, dict[str, str]] = {
 
 # nh3's safe tags but images: a player's image would load from anywhere (a tracking pixel)
 _TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
-_MARKDOWN = markdown.Markdown(extensions=["sane_lists"], output_format="html")
+# The same Markdown library as the mail; raw HTML in a player's text stays text.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 @functools.lru_cache(maxsize=4096)
 def sanitised(text: str) -> Markup:
     """A player's text as HTML: Markdown for its formatting, nh3 so nothing in it can run."""
-    html = _MARKDOWN.reset().convert(text)
+    html = _MARKDOWN.render(text)
     return Markup(nh3.clean(html, tags=_TAGS, link_rel="nofollow noopener"))  # cleaned by nh3
 
 
@@ -584,18 +585,10 @@ def build_site(
     so a long-running `run` need not read the manifest and look at every page again."""
     site = _Site(history, out, remembered)
     jobs = list(site.jobs())
-    show = progress and sys.stderr.isatty() and len(jobs) > 200
-    if show:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("site", total=len(jobs))
-            for _, job in jobs:
-                job()
-                bar.advance(task)
-    else:
+    with progress_bar("site", len(jobs), progress) as step:
         for _, job in jobs:
             job()
+            step()
     written = write_files(out, site.files)
     manifest = json.dumps(site.keys, sort_keys=True, indent=0)
     write_files(out, {MANIFEST: manifest})

@@ -14,13 +14,25 @@ import asyncio
 import logging
 import mailbox
 from datetime import UTC, datetime
+from email.header import decode_header, make_header
+from email.parser import BytesHeaderParser
+from email.policy import compat32
 from pathlib import Path
 
-from referee.mail.smtp import Tally
+from referee.mail.smtp import Tally, backoff
 from referee.store.store import Store
-from referee.store.tables import OutboxRow
+from referee.store.tables import OutboxRow, OutboxStatus
 
 log = logging.getLogger("referee.sent")
+
+
+def subject_of(raw: bytes) -> str:
+    """The decoded Subject of a mail the referee wrote, for listings (`outbox`, `demo`)."""
+    value = str(BytesHeaderParser(policy=compat32).parsebytes(raw).get("Subject", ""))
+    try:
+        return str(make_header(decode_header(value)))
+    except (ValueError, LookupError):  # a header no charset decodes: show it as it is
+        return value
 
 
 def open_sent(path: Path) -> mailbox.Maildir:
@@ -49,36 +61,42 @@ class MaildirPostman:
             )
             if not rows:
                 break
-            before = tally.sent
+            written: list[OutboxRow] = []
             try:
-                await asyncio.to_thread(self._write, rows, moment, tally)
+                await asyncio.to_thread(self._write, rows, moment, written)
             except OSError as exc:  # a full disk or a read-only folder: the rows wait
                 log.error("cannot write to the sent Maildir %s: %s", self.folder, exc)
-                written = tally.sent - before
-                for row in rows[written:]:  # back to pending, claimed by no one
-                    assert row.id is not None
-                    await asyncio.to_thread(
-                        self.store.mark_outbox,
-                        row.id,
-                        "pending",
-                        row.attempts,
-                        moment,
-                        moment,
-                        str(exc),
-                        self.owner,
-                    )
-                tally.deferred += len(rows) - written
+                left = [r for r in rows if r not in written]
+                await asyncio.to_thread(self._put_back, left, moment, str(exc))
+                tally.sent += len(written)
+                tally.deferred += len(left)
                 break
+            tally.sent += len(written)
             if len(rows) < batch:
                 break
         if tally.sent:
             log.info("outbox: %d written to %s", tally.sent, self.folder)
         return tally
 
-    def _write(self, rows: list[OutboxRow], now: datetime, tally: Tally) -> None:
+    def _write(self, rows: list[OutboxRow], now: datetime, written: list[OutboxRow]) -> None:
         box = open_sent(self.folder)
         for row in rows:
             assert row.id is not None
             box.add(row.raw)
-            self.store.mark_outbox(row.id, "sent", row.attempts + 1, now, None, "", self.owner)
-            tally.sent += 1
+            self.store.mark_outbox(
+                row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner
+            )
+            written.append(row)
+
+    def _put_back(self, rows: list[OutboxRow], now: datetime, error: str) -> None:
+        """Claimed rows that could not be written wait again, unclaimed, for a retry with backoff.
+
+        The backoff keeps a full disk from making the worker spin on the same rows.
+        """
+        for row in rows:
+            assert row.id is not None
+            attempts = row.attempts + 1
+            when = now + backoff(attempts)
+            self.store.mark_outbox(
+                row.id, OutboxStatus.PENDING, attempts, now, when, error, self.owner
+            )
