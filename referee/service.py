@@ -21,7 +21,6 @@ from referee.core.appeals import crown_due
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
-from referee.core.numbering import first_proposal_number
 from referee.core.step import DAY
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
@@ -57,7 +56,6 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         king=settings.king.email,
         rules=rules,
         house_parameters=settings.parameters,
-        next_proposal_number=first_proposal_number(rules),  # 109
     )
     rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
     return state

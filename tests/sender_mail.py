@@ -121,7 +121,7 @@ def reply_text(referee: Referee) -> str:
     assert replies, "no reply was queued"
     body = replies[-1].get_body(("plain",))
     assert body is not None
-    return str(body.get_content()).replace("\r\n", "\n")
+    return " ".join(str(body.get_content()).split())  # wrapped at 72: read as one line
 
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
