@@ -188,9 +188,9 @@ def test_an_update_rewrites_only_what_changed(tmp_path: Path) -> None:
     finally:
         store.close()
     first = build(settings, tmp_path / "site")
-    assert "file(s) written" in first
+    assert "files written" in first
     again = build(settings, tmp_path / "site")
-    assert again.startswith("0 file(s) written")
+    assert again.startswith("0 files written")
     store = Store(settings.database_url)
     try:
         referee = Referee.open(store, settings)
