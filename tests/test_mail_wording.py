@@ -173,3 +173,15 @@ def test_a_rule_enacted_without_a_title_is_headed_by_its_number_alone() -> None:
 )
 def test_the_command_line_counts_agree_with_their_nouns(number: int, expected: str) -> None:
     assert counted(number, "mail") == expected
+
+
+def test_the_italian_examples_players_write_italian_subjects(
+    replayed: tuple[str, Path, subprocess.CompletedProcess[str]],
+) -> None:
+    language, folder, _ = replayed
+    if language != "it":
+        pytest.skip("the English example's subjects are English")
+    replies = [s for s, _ in plain_bodies(folder / "sent.mbox") if s.startswith("Re:")]
+    assert "Re: La mia proposta" in replies
+    english = ("My proposal", "An appeal", "Proposal 301", "Ruling on", "King:", "Turn ")
+    assert not [s for s in replies if any(word in s for word in english)]
