@@ -97,9 +97,16 @@ def live_config(
     security: str = "tls",
     language: str = "en",
     extra: str = "",
+    auth: str = "required = false  # the test players sign nothing",
 ) -> Path:
-    """A game that reads its mail from Dovecot and sends through the SMTP server."""
+    """A game that reads its mail from Dovecot and sends through the SMTP server.
+
+    With [imap], sender authentication is on by default; the test players' mail carries no
+    signature, so `auth` turns it off unless a test says otherwise ("" keeps the default).
+    """
     port = {"tls": stack.imaps_port, "starttls": stack.imap_port, "none": stack.imap_port}
+    if "[auth]" in extra:  # the caller's own [auth] section wins
+        auth = ""
     text = CONFIG.format(language=language).replace(
         '[database]\nurl = "sqlite:///nomic.db"', f'[database]\nurl = "{database_url}"'
     )
@@ -118,6 +125,8 @@ idle_seconds = 30
 host = "127.0.0.1"
 port = {stack.smtp_port}
 security = "none"
+{"[auth]" if auth else ""}
+{auth}
 {extra}"""
     path = folder / "live.toml"
     path.write_text(text, encoding="utf-8")

@@ -32,6 +32,7 @@ def raw_mail(
     message_id: str | None = None,
     headers: tuple[tuple[str, str], ...] = (),
     top: tuple[tuple[str, str], ...] = (),
+    kind: str = "plain",
 ) -> bytes:
     """A mail written byte by byte, so that a test can put any header anywhere.
 
@@ -47,7 +48,7 @@ def raw_mail(
         f"Date: {format_datetime(at)}",
         f"Message-ID: {mid}",
         "MIME-Version: 1.0",
-        "Content-Type: text/plain; charset=utf-8",
+        f"Content-Type: text/{kind}; charset=utf-8",
         "Content-Transfer-Encoding: 8bit",
     ]
     lines += [f"{name}: {value}" for name, value in headers]
@@ -120,7 +121,7 @@ def reply_text(referee: Referee) -> str:
     assert replies, "no reply was queued"
     body = replies[-1].get_body(("plain",))
     assert body is not None
-    return str(body.get_content()).replace("\r\n", "\n")
+    return " ".join(str(body.get_content()).split())  # wrapped at 72: read as one line
 
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:

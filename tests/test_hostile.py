@@ -46,7 +46,7 @@ MALFORMED: list[bytes] = [
     b"From: carla@example.org\r\nSubject: =?utf-8?q?broken=ZZ?=\r\n\r\nSTATUS\r\n",
     b"From: carla@example.org\r\nSubject: \xe8 8-bit \xff\r\n\r\nVOTO 301 S\xc3\xac\r\n",
     b"From: carla@example.org\r\nMessage-ID: <x>\r\nMessage-ID: <y>\r\n\r\nSTATUS\r\n",
-    b"From: carla@example.org, bob@example.org\r\n\r\nSTATUS\r\n",  # two senders: the first
+    b"From: carla@example.org, bob@example.org\r\n\r\nSTATUS\r\n",  # two senders: no one
     b"From: =?utf-8?b?Q2FybGE=?= <carla@example.org>\r\nContent-Type: text/html\r\n\r\n"
     b"<p>STATUS<script>alert(1)</script><img src=x onerror=alert(1)></p>",
     b"From: carla@example.org\r\nContent-Type: application/octet-stream\r\n\r\n\x00\x01\x02",

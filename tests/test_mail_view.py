@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tomllib
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 
@@ -326,3 +327,18 @@ def test_the_gallery_renders_and_photographs_every_mail(tmp_path: Path) -> None:
             assert phone[0] == 412 and desktop[0] == 1280
             assert phone[1] >= desktop[1] >= 300, "the phone's narrow column runs longer"
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_line_of_the_plain_part_reads_as_a_command(language: str) -> None:
+    """A reply that quotes a mail without '>' marks must not seem to give the commands the
+    mail only mentions: wrapping never starts a line with a command word (the lines a
+    template begins are the sender checks' business: a line of the referee's own mail)."""
+    from referee.mail.commands import match
+
+    for kind, (_, text, _) in mails(language).items():
+        lines = text.splitlines()
+        for before, line in pairwise(lines):
+            wrapped = before.strip() and before.strip("=- ") and not line.startswith(("> ", "- "))
+            if wrapped:  # a line the wrapping began, inside a paragraph or a list item
+                assert match(line.strip()) is None, (language, kind, line)

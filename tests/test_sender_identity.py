@@ -287,3 +287,22 @@ def test_the_service_says_loudly_at_start_that_anyone_can_be_anyone(
     finally:
         store.close()
     assert any("SENDER AUTHENTICATION IS OFF" in r.getMessage() for r in caplog.records)
+
+
+def test_the_example_config_and_readme_say_what_authentication_and_limits_do() -> None:
+    from dataclasses import fields
+
+    from referee.config import LimitsConfig
+
+    root = Path(__file__).resolve().parents[1]
+    example = (root / "deploy" / "config.example.toml").read_text(encoding="utf-8")
+    for field in fields(LimitsConfig):
+        assert f"{field.name} = {field.default}" in example, field.name
+    for key in ("required", "trusted_authserv_id", "verify_dkim"):
+        assert f"{key} = " in example, key
+    assert "ANYONE CAN ACT AS ANY PLAYER" in example
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    operations = (root / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert "anyone can act as any\nplayer" in readme or "anyone can act as any player" in readme
+    for provider in ("mx.google.com", "*.messagingengine.com", "OpenDKIM", "OpenDMARC"):
+        assert provider in operations

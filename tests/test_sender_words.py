@@ -113,6 +113,27 @@ def test_commands_quoted_without_marks_are_not_obeyed(planted: Referee, client: 
     assert bob(planted) == (False, True)
 
 
+HTML_CLIENTS = {
+    "outlook-html-de": '<div>VOTE 301 NO</div><div id="appendonsend"></div><hr>'
+    '<div id="divRplyFwdMsg"><b>Von:</b> Test Nomic<br><b>Gesendet:</b> Dienstag<br>'
+    "<b>Betreff:</b> Proposal 301</div><div>{notice}</div>",
+    "thunderbird-html-forward": '<p>VOTE 301 NO</p><div class="moz-forward-container">'
+    "-------- Original Message --------<table><tr><th>Subject:</th><td>P</td></tr></table>"
+    "<pre>{notice}</pre></div>",
+    "gmail-html": '<div dir="ltr">VOTE 301 NO</div><div class="gmail_quote">'
+    '<div class="gmail_attr">Il giorno mar 1 dic 2026 Test Nomic ha scritto:</div>'
+    "<div>{notice}</div></div>",
+}
+
+
+@pytest.mark.parametrize("client", sorted(HTML_CLIENTS))
+def test_html_only_replies_quote_the_notice_without_effect(planted: Referee, client: str) -> None:
+    quoted = notice_text(notice_to_bob(planted)).replace("\n", "<br>")
+    body = HTML_CLIENTS[client].format(notice=quoted)
+    receipt = planted.receive(raw_mail(BOB, body, "Re: Proposal 301", kind="html"), LATER)
+    assert receipt.commands == 1 and bob(planted) == (False, True)
+
+
 def test_a_line_repeating_the_referees_notice_in_its_thread_is_not_obeyed(
     planted: Referee,
 ) -> None:
@@ -301,3 +322,12 @@ def test_two_hundred_forged_strangers_get_twenty_notes_in_all(referee: Referee) 
         referee.receive(raw_mail(f"x{index}@forged.example", "VOTE 301 YES"), LATER)
     referee.receive(raw_mail("x0@forged.example", "VOTE 301 YES"), LATER)
     assert len(outbox(referee, "stranger")) == LimitsConfig().stranger_notes_per_day == 20
+
+
+def test_a_text_cut_where_quoted_history_begins_is_refused_not_half_obeyed(
+    referee: Referee,
+) -> None:
+    body = "PROPOSE ENACT\nPlayers should be kind.\nVon: Ada\nGesendet: Montag\nAn: alle\nEND"
+    receipt = referee.receive(raw_mail(CARLA, body), T0 + DAY / 24)
+    assert receipt.refused == 1 and referee.state.current_proposal is None
+    assert "no END line" in reply_text(referee)

@@ -643,6 +643,10 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
             while index < len(lines) and fold(lines[index].strip()) not in END_WORDS:
                 body_lines.append(lines[index])
                 index += 1
+            if index >= len(lines) and any(text.strip() for text in body_lines):
+                # text that never ended: forgotten, or cut where quoted history began
+                found.append(ParsedLine(line, spec, None, "no END line"))
+                break
             index += 1  # the END line
         kept, sets = _split_sets(body_lines)
         args = Args(sender, words, "\n".join(kept), sets)

@@ -27,9 +27,12 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from referee.mail.commands import REGISTRY, fold, match
 from referee.mail.worddiff import Change, WordDiff
 
 WIDTH = 72  # the plain part's line length
+_GLUE = "\u00a0"  # a space the plain part's wrapping never breaks at, written as a space
+_GLUED = 40  # the longest run of words glued so: beyond it, a line may break inside
 TOKEN = re.compile(r"z([qd])(\d+)\1z")
 _DIFF_ONLY = re.compile(r"\s*zd\d+dz\s*")
 
@@ -304,7 +307,16 @@ class _Plain:
     def inline(self, token: Token) -> str:
         out: list[str] = []
         for child in token.children or []:
-            if child.type in ("text", "code_inline"):
+            if child.type == "code_inline":
+                # A command is wrapped as one word, glued to the word before it: no line of
+                # the plain part starts with a command the template only mentions, so a reply
+                # quoting this mail never seems to give it (rule 107's words stay the referee's).
+                code = TOKEN.sub(self.value, child.content).replace(" ", _GLUE)
+                before = "".join(out)[:-1].rpartition(" ")[2]  # the run it would join
+                if out and out[-1].endswith(" ") and len(before) + len(code) < _GLUED:
+                    out[-1] = out[-1][:-1] + _GLUE
+                out.append(code)
+            elif child.type == "text":
                 out.append(TOKEN.sub(self.value, child.content))
             elif child.type == "softbreak":
                 out.append(" ")
@@ -318,7 +330,7 @@ class _Plain:
 
     def render(self, tokens: list[Token]) -> str:
         blocks = self.blocks(tokens, 0, len(tokens), WIDTH)
-        text = "\n\n".join(b for b in blocks if b.strip())
+        text = "\n\n".join(b for b in blocks if b.strip()).replace(_GLUE, " ")
         return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"
 
     def blocks(self, tokens: list[Token], start: int, end: int, width: int) -> list[str]:
@@ -419,9 +431,32 @@ def _closing(tokens: list[Token], index: int) -> int:
     return len(tokens) - 1
 
 
+_COMMAND_WORDS = frozenset(fold(spec.english.split()[0]) for spec in REGISTRY) | frozenset(
+    fold(spec.italian.split()[0]) for spec in REGISTRY
+)
+
+
+def _keep_commands_inside(line: str) -> str:
+    """Glue a word that would start a command (`Vote with ...`) to the word before it, so that
+    wrapping never puts it at the start of a line: a reply quoting the mail without marks then
+    never seems to hold commands the referee only mentioned."""
+    words = line.split(" ")
+    for index in range(len(words) - 1, 0, -1):
+        word = fold(words[index].split(_GLUE, 1)[0])
+        glued = words[index - 1] + _GLUE + words[index]
+        if (
+            word in _COMMAND_WORDS
+            and len(glued) < _GLUED
+            and match(" ".join(words[index : index + 4])) is not None
+        ):
+            words[index - 1 : index + 1] = [glued]
+    return " ".join(words)
+
+
 def wrap(text: str, width: int) -> list[str]:
     """Lines of at most `width`, keeping the text's own line breaks; a word longer than the
-    line (an address, a URL) stays whole on a line of its own."""
+    line (an address, a URL) stays whole on a line of its own, and no wrapped line starts
+    with a command word."""
     lines: list[str] = []
     for line in text.split("\n"):
         if not line.strip():
@@ -429,7 +464,7 @@ def wrap(text: str, width: int) -> list[str]:
             continue
         indent = line[: len(line) - len(line.lstrip())]
         lines += textwrap.wrap(
-            line.strip(),
+            _keep_commands_inside(line.strip()),
             width,
             initial_indent=indent,
             subsequent_indent=indent,

@@ -285,6 +285,22 @@ def _body_text(message: Message) -> str:
     return plain or ""
 
 
+# Classes and ids clients put on the quoted or forwarded part of an HTML mail.
+_QUOTED_HTML = (
+    "gmail_quote",  # Gmail
+    "divrplyfwdmsg",  # Outlook's header block
+    "appendonsend",  # Outlook: what follows is the history
+    "moz-forward-container",  # Thunderbird forwards
+    "yahoo_quoted",  # Yahoo
+    "protonmail_quote",  # Proton
+    "applemail-forwarded",  # Apple Mail
+)
+
+
+# Outlook puts its history after these, as siblings rather than children.
+_HISTORY_HTML = ("appendonsend", "divrplyfwdmsg")
+
+
 class _TextFromHtml(HTMLParser):
     """HTML to plain lines: block tags break lines, quoted blocks get '>' prefixes."""
 
@@ -318,12 +334,14 @@ class _TextFromHtml(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.lines: list[str] = [""]
         self.quote_depth = 0
+        self.history = False  # Outlook's history marker seen: everything after it is quoted
         self.skip_depth = 0
         self.stack: list[tuple[str, bool]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         classes = " ".join(v or "" for k, v in attrs if k in ("class", "id")).lower()
-        quoted = tag == "blockquote" or "gmail_quote" in classes or "divrplyfwdmsg" in classes
+        quoted = tag == "blockquote" or any(mark in classes for mark in _QUOTED_HTML)
+        self.history = self.history or any(mark in classes for mark in _HISTORY_HTML)
         if tag in self.SKIP:
             self.skip_depth += 1
         if tag not in ("br", "hr", "img", "meta", "link", "input"):
@@ -351,7 +369,7 @@ class _TextFromHtml(HTMLParser):
         text = re.sub(r"[ \t\r\n]+", " ", data)
         if not text.strip() and not self.lines[-1]:
             return
-        if self.quote_depth and not self.lines[-1].startswith(">"):
+        if (self.quote_depth or self.history) and not self.lines[-1].startswith(">"):
             self.lines[-1] = "> " + self.lines[-1]
         self.lines[-1] += text.replace("\xa0", " ")
 
