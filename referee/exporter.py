@@ -8,12 +8,11 @@ built-in one (no markers) is written as Nomic writes rules: `101. text`.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.rulebook import RulesetError, front_matter
+from referee.rulebook import RulesetError, front_matter, read_index
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,7 @@ def _heading_line(heading: dict[str, Any], markdown: bool) -> str:
 
 def export(folder: Path, form: str | None = None) -> str:
     """The folder as one document; `form` is "md" or "txt" (default: the source's)."""
-    index = folder / "ruleset.toml"
-    meta: dict[str, Any] = {}
-    if index.is_file():
-        try:
-            meta = tomllib.loads(index.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise RulesetError(f"{index}: {exc}") from exc
+    meta = read_index(folder)
     chosen = form or str(meta.get("format", "txt"))
     if chosen not in ("md", "txt"):
         raise RulesetError(f"unknown format {chosen!r} (use md or txt)")
@@ -65,7 +58,7 @@ def export(folder: Path, form: str | None = None) -> str:
         raise RulesetError(f"{folder}: no rule files (NNN.md)")
     headings = meta.get("headings", [])
     if not isinstance(headings, list):
-        raise RulesetError(f"{index}: [[headings]] must be an array of tables")
+        raise RulesetError(f"{folder}/ruleset.toml: [[headings]] must be an array of tables")
     blocks: list[str] = []
     title = str(meta.get("title", "") or "")
     if title:

@@ -190,6 +190,7 @@ class _Reader:
         self.unnumbered = 0
         self.styles: set[str] = set()
         self.markdown = False
+        self.last_text = -1  # the index of the last line with text
 
     # ----- helpers ------------------------------------------------------------------------
 
@@ -224,6 +225,8 @@ class _Reader:
         self.stack.append(heading)
         self.parts.append(_Open(heading))
         self.scope = _Scope()
+        if re.fullmatch(r"-?\d+(?:\.\d+)*", label):  # "## 2. Games" then "2.1", "2.2"
+            self.scope.seen.add(tuple(int(p) for p in label.split(".")))
         self.unnumbered = 0
 
     def add_section(self, marker: str, label: str, depth: int, line_no: int, rest: str) -> None:
@@ -284,12 +287,12 @@ class _Reader:
         else:
             known = parent in scope.seen
             previous = scope.children.get(parent, 0)
-            if not known:
-                ok = False
+            if not known:  # "1.1" with no "1." before it: a new group, if it starts at 1
+                ok = last_part == 1 and (standalone or (para_start and bool(end)))
             elif end and para_start:
                 ok = previous <= last_part <= previous + _MAX_GAP
-            else:
-                ok = last_part == previous + 1 and (standalone or bool(end))
+            else:  # dotted numbers that follow exactly may run line by line
+                ok = last_part == previous + 1 and (para_start or bool(end))
         if not ok:
             if end or para_start:
                 self.note(line_no, found.group(0), "does not continue the numbering")
@@ -311,6 +314,7 @@ class _Reader:
 
     def read(self) -> None:
         lines = self.lines
+        self.last_text = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
         index = self.read_title()
         previous = "start"  # start | blank | text | heading | rule
         while index < len(lines):
@@ -359,7 +363,7 @@ class _Reader:
                 previous = "heading"
                 continue
             found = _MARKER.match(line)
-            more = any(x.strip() for x in lines[index:])
+            more = index <= self.last_text
             if standalone and more and _is_caps_heading(line):
                 label = ""
                 if found is not None and not found.group("bullet") and not found.group("pre"):
@@ -392,6 +396,8 @@ class _Reader:
         """A short line standing alone, without closing punctuation, before a numbered rule
         ("Regole Mutabili") or, in a document without numbers, before a paragraph."""
         text = line.strip()
+        if self.parts and isinstance(self.parts[-1].part, Heading):
+            return False  # the text under a heading, before its first rule
         if len(text) > 60 or text[-1] in ".;:,!?)" or _MARKER.match(line) or _SUB_ITEM.match(line):
             return False
         if index >= len(self.lines) or self.lines[index].strip():
@@ -517,8 +523,9 @@ def nomic_style(numbered: Sequence[Numbered]) -> bool:
 
 
 def toml_string(value: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(value, ensure_ascii=False)
+    """A TOML basic string: JSON's escapes are TOML's, and DEL, which JSON leaves as it is,
+    is escaped too (TOML forbids it raw)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def _toml_array(values: Iterable[str]) -> str:

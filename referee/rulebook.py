@@ -158,14 +158,20 @@ _INDEX_KEYS = {
 }
 
 
+def read_index(folder: Path) -> dict[str, Any]:
+    """The folder's `ruleset.toml` (empty when there is none)."""
+    index = folder / "ruleset.toml"
+    if not index.is_file():
+        return {}
+    try:
+        return tomllib.loads(index.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RulesetError(f"{index}: {exc}") from exc
+
+
 def load_folder(folder: Path, house: Mapping[str, str] | None = None) -> Ruleset:
     index = folder / "ruleset.toml"
-    meta: dict[str, Any] = {}
-    if index.is_file():
-        try:
-            meta = tomllib.loads(index.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise RulesetError(f"{index}: {exc}") from exc
+    meta = read_index(folder)
     unknown = sorted(set(meta) - _INDEX_KEYS)
     if unknown:
         raise RulesetError(f"{index.name}: unknown key {unknown[0]!r}")

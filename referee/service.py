@@ -20,7 +20,6 @@ from referee.core import codec, engine, outcomes
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
-from referee.core.numbering import first_proposal_number
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
@@ -55,7 +54,6 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         king=settings.king.email,
         rules=rules,
         house_parameters=settings.parameters,
-        next_proposal_number=first_proposal_number(rules),  # 109
     )
     rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
     return state

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -69,40 +70,49 @@ def test_a_numbered_document_is_taken_in() -> None:
 
 
 def test_a_code_of_laws_is_taken_in_and_played() -> None:
-    """The Finnish club's laws: preamble, nested § labels, one label twice, the long s."""
+    """The Finnish club's laws: preamble, nested § labels, one label twice, the long s.
+
+    58 mutable rules are more than rule 210's 25: the game is set up the way the refusal at
+    init says (the config's [parameters] max_mutable_rules), not by raising the cap in code."""
+    from referee.config import load_settings
     from referee.core import engine
     from referee.core.events import Outcome, Propose, Query, QueryKind
-    from referee.core.model import GameState, ProposalKind
-    from tests.helpers import ADA, PLAYERS, T0
+    from referee.core.model import ProposalKind
+    from referee.service import initial_state
+    from tests.conftest import write_config
+    from tests.helpers import ADA, T0
 
     laws = Path(__file__).resolve().parents[1] / "tests" / "data" / "dalmuti-laws.txt"
     ruleset = rulebook.load(str(laws), "en")
     rules = ruleset.rules
-    assert rules[0].title == "preamble" and "Peliſäännöt" in rules[0].text
-    assert [r.title for r in rules[1:4]] == ["§ -1", "-1.1", "§ 1"]
-    twins = [r for r in rules if r.title == "§ 2.2.2.10.1"]
+    assert [r.label for r in rules[:3]] == ["§ -1", "-1.1", "§ 1"]
+    assert all("Peliſäännöt" not in r.text for r in rules)  # the title is not a rule
+    twins = [r for r in rules if r.label == "§ 2.2.2.10.1"]
     assert len(twins) == 2 and twins[0].text != twins[1].text  # both kept, told apart
-    assert all(r.mutable for r in rules) and len(rules) == 59
+    assert [t.path for t in twins] == ["§ 2.2.2.10.1", "§ 2.2.2.10.1#2"]
+    assert all(r.mutable for r in rules) and len(rules) == 58
     assert any("♦" in r.text for r in rules)
-    state = GameState(
-        name="Dalmuti",
-        language="en",
-        started_at=T0,
-        players=PLAYERS,
-        king=ADA,
-        rules=ruleset.at(T0),
-        house_parameters=(("max_mutable_rules", "100"),),
+    folder = Path(tempfile.mkdtemp())
+    config = write_config(folder)
+    text = config.read_text(encoding="utf-8").replace(
+        'timezone = "Europe/Rome"', f'timezone = "Europe/Rome"\nruleset = "{laws}"'
     )
-    state = engine.start_game(state, T0).state
+    config.write_text(text, encoding="utf-8")
+    with pytest.raises(rulebook.RulesetError, match=r"max_mutable_rules = 58"):
+        initial_state(load_settings(config), T0)
+    config.write_text(text + "\n[parameters]\nmax_mutable_rules = 60\n", encoding="utf-8")
+    state = engine.start_game(initial_state(load_settings(config), T0), T0).state
+    assert state.next_proposal_number == 301
     amend = Propose(
         state.turn_player or "",
         ProposalKind.AMEND,
-        target=twins[1].number,
+        ref="§ 2.2.2.10.1#2",
         text="Jokainen käyttämätön häpeäpaalu on -2 pisteen arvoinen.",
     )
     decision = engine.decide(state, amend, T0)
     accepted = decision.effects[0]
     assert isinstance(accepted, Outcome) and accepted.ok
-    found = engine.decide(decision.state, Query(ADA, QueryKind.RULE, twins[0].number), T0)
+    found = engine.decide(decision.state, Query(ADA, QueryKind.RULE, ref="2.2.2.10.1"), T0)
     answer = found.effects[0]
-    assert isinstance(answer, Outcome) and answer.data["rule"]["title"] == "§ 2.2.2.10.1"
+    assert isinstance(answer, Outcome) and answer.code == "ambiguous_rule"
+    assert [r["number"] for r in answer.data["rules"]] == [twins[0].number, twins[1].number]

@@ -202,6 +202,10 @@ REASON_DATA: dict[str, Any] = {
     "problem": "YES/NO",
     "why": "no DKIM signature",
     "limit": "5 MB",
+    "rules": [
+        {"number": 104, "label": "I", "path": "II/I"},
+        {"number": 107, "label": "I", "path": "III/I"},
+    ],
     "hint": "AWARD 7",
     "headers": "Subject",
     "length": "250,000",

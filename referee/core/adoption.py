@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from referee.core import changes, notices, outcomes, params
+from referee.core import changes, labels, notices, outcomes, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -67,10 +67,21 @@ PAST = {
 }
 
 
-def target_rule(step: Step, number: int | None, need_mutable: bool) -> Rule:
-    rule = step.state.rule_by_number(number) if number is not None else None
-    if rule is None:
-        raise Refusal(outcomes.UnknownRule(rule=number))
+def find_rule(step: Step, ref: str | int | None) -> Rule:
+    """The rule a player named by number, label or path (109); refused if none or several."""
+    found = labels.resolve(step.state.rules, ref)
+    if found.ambiguous and ref is not None:
+        named = tuple(
+            {"number": r.number, "label": r.label, "path": r.path} for r in found.candidates
+        )
+        raise Refusal(outcomes.AmbiguousRule(rule=ref, rules=named))
+    if found.rule is None:
+        raise Refusal(outcomes.UnknownRule(rule=ref))
+    return found.rule
+
+
+def target_rule(step: Step, number: str | int | None, need_mutable: bool) -> Rule:
+    rule = find_rule(step, number)
     if not rule.in_force:
         raise Refusal(outcomes.RuleRepealed(rule=number))
     if need_mutable and not rule.mutable:  # 103: immutable rules cannot be changed so
@@ -215,6 +226,7 @@ def adopt(step: Step, proposal: Proposal) -> None:
             new.number,
             proposal=n,
             parameters=changes.parameter_changes(old.parameters, new.parameters),
+            label=labels.display(old, step.state.rules),
         )
     )
     if kind in AMENDING_KINDS:

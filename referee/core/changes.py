@@ -54,6 +54,7 @@ class RuleChange:
     new_number: int
     proposal: int | None = None
     parameters: tuple[ParameterChange, ...] = ()
+    label: str = ""  # the rule's label from its document ("§ 2.2", "II/III"), if any
 
     @property
     def renumbered(self) -> bool:
@@ -109,6 +110,7 @@ def rule_change_data(change: RuleChange) -> dict[str, Any]:
         "renumbered": change.renumbered,
         "proposal": change.proposal,
         "parameters": [{"name": p.name, "old": p.old, "new": p.new} for p in change.parameters],
+        "label": change.label,
     }
 
 

@@ -41,6 +41,7 @@ class Propose:
     text: str = ""
     sets: tuple[tuple[str, str], ...] = ()
     immutable: bool = False  # PROPOSE ENACT IMMUTABLE: refused (103)
+    ref: str = ""  # the rule as the player named it when not by number ("§ 2.2", "II/III")
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Confirm:
 
     sender: str
     rule: int
+    ref: str = ""  # the rule as the King named it when not by number ("§ 5.4")
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,7 @@ class Query:
     sender: str
     what: QueryKind
     number: int | None = None
+    ref: str = ""  # the rule as the player named it when not by number ("§ 2.2", "II/III")
 
 
 @dataclass(frozen=True)

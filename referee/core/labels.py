@@ -75,9 +75,22 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
     return Found(None, tuple(pathed))
 
 
+def display(rule: Rule, rules: Sequence[Rule] = ()) -> str:
+    """The label to show beside the number: the label itself (`§ 2.2`, `IV`) when no other of
+    `rules` shares it, else the path that tells them apart (`II/III`); empty for a rule that
+    has neither."""
+    if not rule.label:
+        return rule.path if "/" in rule.path else ""
+    twins = [r for r in rules if r.label and normal(r.label) == normal(rule.label)]
+    if len(twins) <= 1 and rules:
+        return rule.label
+    return rule.path if "/" in rule.path else rule.label
+
+
 def shown(rule: Rule) -> str:
     """`103 (§ 2.2)`: the number, with the label beside it when the rule has one."""
-    return f"{rule.number} ({rule.label})" if rule.label else str(rule.number)
+    label = display(rule)
+    return f"{rule.number} ({label})" if label else str(rule.number)
 
 
 def reading_order(rules: Iterable[Rule]) -> tuple[Rule, ...]:

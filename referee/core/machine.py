@@ -12,8 +12,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, notices, outcomes, params, procedure, view
-from referee.core.adoption import check_sets, check_state_limits
+from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
     agree,
@@ -144,18 +144,17 @@ def query(step: Step, cmd: Query) -> outcomes.Accepted:
         return outcomes.Scores(scores=view.scores_data(s))
     if cmd.what is QueryKind.HELP:
         return outcomes.Help()
-    rule = s.rule_by_number(cmd.number) if cmd.number is not None else None
-    if rule is None:
-        raise Refusal(outcomes.UnknownRule(rule=cmd.number))
+    rule = find_rule(step, cmd.ref or cmd.number)
+    asked = cmd.number if not cmd.ref else rule.number  # a label names the rule as it is
     shown = outcomes.Rule if cmd.what is QueryKind.RULE else outcomes.History
-    return shown(asked=cmd.number, rule=view.rule_data(rule))
+    return shown(asked=asked, rule=view.rule_data(rule, s.rules))
 
 
 def confirm(step: Step, cmd: Confirm) -> outcomes.Accepted:
-    rule = step.state.rule_by_number(cmd.rule)
+    rule = labels.resolve(step.state.rules, cmd.ref or cmd.rule).rule
     questions = [q for q in step.state.parameter_questions if rule and q.rule == rule.identity]
     if rule is None or not questions:
-        raise Refusal(outcomes.NoParameterQuestion(rule=cmd.rule))
+        raise Refusal(outcomes.NoParameterQuestion(rule=cmd.ref or cmd.rule))
     step.state = replace(
         step.state,
         parameter_questions=tuple(

@@ -71,6 +71,7 @@ class GameStarted(NoticePayload):
     adoption: str
     parameters: dict[str, int]
     king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Ruleset(NoticePayload):
     adoption: str
     parameters: dict[str, int]
     king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
 
 
 @dataclass(frozen=True)

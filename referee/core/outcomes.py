@@ -53,6 +53,7 @@ class Reason(enum.StrEnum):
     NOT_JUDGE = "not_judge"
     NOT_PROPOSER = "not_proposer"
     UNKNOWN_RULE = "unknown_rule"
+    AMBIGUOUS_RULE = "ambiguous_rule"  # a label several rules share
     RULE_REPEALED = "rule_repealed"
     RULE_IMMUTABLE = "rule_immutable"
     ENACT_IMMUTABLE = "enact_immutable"
@@ -253,6 +254,7 @@ class Rules(Accepted):
     adoption: str
     parameters: dict[str, int]
     king: str
+    house_values: list[View]  # parameters no rule carries, with their house value
 
 
 @dataclass(frozen=True)
@@ -332,13 +334,22 @@ class NotProposer(Refused):
 @dataclass(frozen=True)
 class UnknownRule(Refused):
     code: ClassVar[Reason] = Reason.UNKNOWN_RULE
-    rule: int | None
+    rule: int | str | None  # a number, or a label or path as the player wrote it
+
+
+@dataclass(frozen=True)
+class AmbiguousRule(Refused):
+    """A label several rules share (`III` in each chapter): their numbers and paths."""
+
+    code: ClassVar[Reason] = Reason.AMBIGUOUS_RULE
+    rule: int | str
+    rules: tuple[View, ...]
 
 
 @dataclass(frozen=True)
 class RuleRepealed(Refused):
     code: ClassVar[Reason] = Reason.RULE_REPEALED
-    rule: int | None
+    rule: int | str | None
 
 
 @dataclass(frozen=True)
@@ -425,7 +436,7 @@ class ParameterNotAllowed(Refused):
 @dataclass(frozen=True)
 class NoParameterQuestion(Refused):
     code: ClassVar[Reason] = Reason.NO_PARAMETER_QUESTION
-    rule: int | None = None
+    rule: int | str | None = None
     name: str = ""
 
 
@@ -628,6 +639,7 @@ REFUSED: tuple[type[Refused], ...] = (
     NotJudge,
     NotProposer,
     UnknownRule,
+    AmbiguousRule,
     RuleRepealed,
     RuleImmutable,
     EnactImmutable,

@@ -48,7 +48,8 @@ def propose(step: Step, cmd: Propose) -> outcomes.Accepted:
     if kind in (ProposalKind.AMEND_AMENDMENT, ProposalKind.REPEAL_AMENDMENT):
         rule, amendment = target_amendment(step, cmd.amendment)
     elif kind is not ProposalKind.ENACT:
-        rule = target_rule(step, cmd.target, need_mutable=kind is not ProposalKind.TRANSMUTE)
+        target = cmd.ref or cmd.target
+        rule = target_rule(step, target, need_mutable=kind is not ProposalKind.TRANSMUTE)
     text = cmd.text.strip()
     if kind.has_text and not text:
         raise Refusal(outcomes.EmptyText())

@@ -6,10 +6,11 @@ Views hold only dicts, lists, strings, numbers, booleans and datetimes, so a tem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from referee.core import params
+from referee.core import labels, params
 from referee.core.model import Appeal, GameState, Phase, Proposal, Rule
 from referee.core.order import turn_order
 
@@ -18,13 +19,17 @@ def _iso(at: datetime | None) -> str | None:
     return at.isoformat() if at is not None else None
 
 
-def rule_data(rule: Rule) -> dict[str, Any]:
+def rule_data(rule: Rule, rules: Sequence[Rule] = ()) -> dict[str, Any]:
+    """One rule for a mail; `rules` (the game's) decide whether its label alone is clear."""
     return {
         "number": rule.number,
         "identity": rule.identity,
         "mutable": rule.mutable,
         "in_force": rule.in_force,
         "title": rule.title,
+        "label": rule.label,  # the document's own label ("§ 2.2")
+        "path": rule.path,  # where the document had it ("II/III")
+        "shown_label": labels.display(rule, rules),  # what mails show beside the number
         "text": rule.text,
         "full_text": rule.full_text,
         "amendments": [{"id": rule.amendment_id(a.seq), "text": a.text} for a in rule.amendments],
@@ -62,6 +67,7 @@ def proposal_data(state: GameState, p: Proposal) -> dict[str, Any]:
         "kind": p.kind.value,
         "target": p.target_number,
         "target_now": target.number if target else None,
+        "target_label": labels.display(target, state.rules) if target else "",
         "target_mutable": target.mutable if target else None,
         "amendment": amendment,
         "status": p.status.value,
@@ -114,9 +120,20 @@ def scores_data(state: GameState) -> list[dict[str, Any]]:
     ]
 
 
+def house_values(state: GameState) -> list[dict[str, Any]]:
+    """The parameters no rule in force carries: their house value holds (config, else default)."""
+    values = params.effective(state)
+    return [
+        {"name": s.name, "value": values[s.name], "meaning": s.meaning}
+        for s in params.SPECS
+        if params.carrier(state, s.name) is None
+    ]
+
+
 def ruleset_data(state: GameState) -> dict[str, Any]:
     return {
-        "rules": [rule_data(r) for r in state.rules_in_force],
+        "rules": [rule_data(r, state.rules) for r in labels.reading_order(state.rules_in_force)],
+        "house_values": house_values(state),
         "scores": scores_data(state),
         "adoption": state.adoption.value,
         "parameters": params.effective(state),
@@ -184,6 +201,7 @@ def public_state(state: GameState, now: datetime) -> dict[str, Any]:
                 "mutable": r.mutable,
                 "text": r.text,
                 "title": r.title,
+                **({"label": r.label, "path": r.path} if r.path else {}),
                 "amendments": [{"id": r.amendment_id(a.seq), "text": a.text} for a in r.amendments],
                 "parameters": dict(r.parameters),
                 "history": [

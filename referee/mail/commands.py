@@ -94,6 +94,28 @@ def _number(word: str, what: str = "N") -> int:
     return int(cleaned)
 
 
+_REF = re.compile(r"(?:§\s*)?[-\w.¶#/]+")
+
+
+def _rule_ref(words: Sequence[str]) -> tuple[int | None, str, int]:
+    """A rule as a player names it: `202`, `§ 2.2`, `2.2`, `IV`, `II/III` (109).
+
+    Returns (number, reference, words used): a plain number comes back as a number, anything
+    else as the reference the engine resolves by label or path."""
+    if not words:
+        raise SyntaxProblem("missing")
+    used = 2 if words[0] in ("§", "§§") and len(words) > 1 else 1
+    written = " ".join(words[:used]).strip().lstrip("#").rstrip(",:;")
+    plain = written.rstrip(".")
+    if plain.isdigit():
+        return int(plain), "", used
+    looks = any(c.isdigit() for c in written) or "/" in written or "¶" in written
+    looks = looks or re.fullmatch(r"[IVXLCDM]+\.?", written) is not None
+    if not looks or _REF.fullmatch(written) is None:
+        raise SyntaxProblem(f"N: {words[0]!r}")
+    return None, written, used
+
+
 def _need(args: Args, count: int) -> tuple[str, ...]:
     if len(args.words) < count:
         raise SyntaxProblem("missing")
@@ -136,11 +158,12 @@ def _propose(kind: ProposalKind) -> Builder:
             if not kind.has_text:
                 _exactly(args, 1)
             return Propose(args.sender, kind, amendment=ref, text=text, sets=args.sets)
-        target = _number(_need(args, 1)[0])
+        target, ref, used = _rule_ref(_need(args, 1))
         if not kind.has_text:
-            _exactly(args, 1)
-            return Propose(args.sender, kind, target=target, sets=args.sets)
-        return Propose(args.sender, kind, target=target, text=args.text_after(1), sets=args.sets)
+            _exactly(args, used)
+            return Propose(args.sender, kind, target=target, sets=args.sets, ref=ref)
+        text = args.text_after(used)
+        return Propose(args.sender, kind, target=target, text=text, sets=args.sets, ref=ref)
 
     return build
 
@@ -198,7 +221,9 @@ def _set(args: Args) -> Command:
 def _query(kind: QueryKind, numbered: bool) -> Builder:
     def build(args: Args) -> Command:
         if numbered:
-            return Query(args.sender, kind, _number(_exactly(args, 1)[0]))
+            number, ref, used = _rule_ref(_need(args, 1))
+            _exactly(args, used)
+            return Query(args.sender, kind, number, ref)
         _exactly(args, 0)
         return Query(args.sender, kind)
 
@@ -246,7 +271,9 @@ def _award(args: Args) -> Command:
 
 
 def _confirm(args: Args) -> Command:
-    return Confirm(args.sender, _number(_exactly(args, 1)[0]))
+    number, ref, used = _rule_ref(_need(args, 1))
+    _exactly(args, used)
+    return Confirm(args.sender, number or 0, ref)
 
 
 def _text(make: Callable[[str, str], Command]) -> Builder:
@@ -536,8 +563,9 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "REGOLA",
         "RULE N",
         "REGOLA N",
-        "rule N (an old number finds the rule's new one)",
-        "la regola N (un vecchio numero trova quello nuovo)",
+        "rule N (an old number finds the rule's new one; or its label, § 2.2, or path, II/III)",
+        "la regola N (un vecchio numero trova quello nuovo; o la sua etichetta, § 2.2, o il "
+        "percorso, II/III)",
         _query(QueryKind.RULE, True),
         rules="109",
     ),
