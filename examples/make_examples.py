@@ -165,6 +165,38 @@ SCRIPT: list[tuple[int, int, str, str, str, str]] = [
 ]
 
 
+# The subjects the Italian players write: their own words, and the Italian referee's subjects
+# (game "Nomic del Re") in their replies, so the referee's answers read "Re: Proposta 301".
+ITALIAN_SUBJECTS = {
+    "My proposal": "La mia proposta",
+    "An appeal": "Un appello al Re",
+    "Revision": "Proposta riveduta",
+    "Scores?": "Classifica?",
+    "v": "il mio voto",
+    "vote": "il mio voto",
+    "Re: [Nomic] Appeal A1": "Re: [Nomic del Re] Appello A1",
+    "Re: [Nomic] King: points": "Re: [Nomic del Re] Maestà, i punti",
+    "Re: [Nomic] King: points for Carla De Santis": (
+        "Re: [Nomic del Re] Maestà, i punti per Carla De Santis"
+    ),
+    "Re: [Nomic] King: rule 304 and its parameters": (
+        "Re: [Nomic del Re] Maestà, la regola 304 e i suoi parametri"
+    ),
+    "Re: [Nomic] Proposal 301": "Re: [Nomic del Re] Proposta 301",
+    "Re: [Nomic] Proposal 301 revised": "Re: [Nomic del Re] Proposta 301 riveduta",
+    "Re: [Nomic] Ruling on A1": "Re: [Nomic del Re] Sentenza su A1",
+}
+
+
+def subject_in(language: str, subject: str) -> str:
+    """The subject as a player of that language writes it ("Turn 3" is "Turno 3")."""
+    if language != "it":
+        return subject
+    if subject.startswith("Turn "):
+        return "Turno " + subject.removeprefix("Turn ")
+    return ITALIAN_SUBJECTS[subject]
+
+
 def build(language: str) -> tuple[str, list[tuple[bytes, datetime, str]]]:
     name = "Nomic of the King" if language == "en" else "Nomic del Re"
     out: list[tuple[bytes, datetime, str]] = []
@@ -173,7 +205,7 @@ def build(language: str) -> tuple[str, list[tuple[bytes, datetime, str]]]:
         message = EmailMessage()
         message["From"] = f"{NAMES[sender]} <{sender}>"
         message["To"] = "referee@nomic.example"
-        message["Subject"] = subject
+        message["Subject"] = subject_in(language, subject)
         message["Date"] = format_datetime(at)
         message["Message-ID"] = f"<example-{language}-{index:03d}@example.org>"
         message.set_content(english if language == "en" else italian)

@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from referee import __version__, rulebook
 from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
+from referee.counts import counted
 from referee.resources import ResourceError
 from referee.service import Referee
 from referee.store.store import DatabaseDown, Store, StoreError
@@ -159,13 +160,16 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
         + ("" if p["active"] else " (left)")
         for p in data["players"]
     ]
-    lines.append(f"{len(data['rules'])} rules in force; {len(data['proposals'])} proposals")
+    lines.append(
+        f"{counted(len(data['rules']), 'rule')} in force; "
+        f"{counted(len(data['proposals']), 'proposal')}"
+    )
     if "mail" in data:
         mail = data["mail"]
         waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
         lines.append(
             f"outbox: {waiting} waiting, {mail.get('sent', 0)} sent, "
-            f"{mail.get('failed', 0)} undeliverable; {mail.get('quarantined', 0)} mail(s) "
+            f"{mail.get('failed', 0)} undeliverable; {counted(mail.get('quarantined', 0), 'mail')} "
             "in quarantine"
         )
         if "delivery" in mail:
@@ -290,8 +294,8 @@ def _run_games(
             where = "written to sent/" if service.settings.smtp is None else "sent"
             typer.echo(
                 (f"{service.name}: " if len(services) > 1 else "")
-                + f"processed {done.processed} mail(s), {done.failed} set aside; "
-                f"{done.deadlines} deadline(s); {where} {done.sent}, "
+                + f"processed {counted(done.processed, 'mail')}, {done.failed} set aside; "
+                f"{counted(done.deadlines, 'deadline')}; {where} {done.sent}, "
                 f"deferred {done.deferred}, undeliverable {done.undeliverable}"
             )
             failed += done.failed
@@ -366,10 +370,10 @@ def outbox(
                     f"{row.id:>6}  {label.get(row.status, row.status):<13} "
                     f"{stamp:%Y-%m-%d %H:%M}  {row.recipient:<28} {subject_of(row.raw)}"
                 )
-            typer.echo(f"{len(rows)} mail(s); {_delivery(settings)}")
+            typer.echo(f"{counted(len(rows), 'mail')}; {_delivery(settings)}")
             if export is not None:
                 write_mbox(export, [(r.raw, r.created_at) for r in rows], settings.game.address)
-                typer.echo(f"{len(rows)} mail(s) written to {export}")
+                typer.echo(f"{counted(len(rows), 'mail')} written to {export}")
     finally:
         store.close()
 
@@ -419,7 +423,10 @@ def archive_write(
     try:
         with answers(settings, "archive"):
             written = _keeper(settings, store).write_archive(target, progress=True)
-            typer.echo(f"{written.files} file(s) written, {written.commits} commit(s) in {target}")
+            typer.echo(
+                f"{counted(written.files, 'file')} written, "
+                f"{counted(written.commits, 'commit')} in {target}"
+            )
     finally:
         store.close()
 
@@ -437,7 +444,7 @@ def archive_check(
     for problem in problems:
         typer.echo(str(problem))
     if problems:
-        typer.echo(f"{len(problems)} problem(s) in {folder}", err=True)
+        typer.echo(f"{counted(len(problems), 'problem')} in {folder}", err=True)
         raise typer.Exit(1)
     typer.echo(f"{folder}: the archive is consistent")
 
@@ -489,7 +496,9 @@ def site(
     try:
         with answers(settings, "site"):
             pages = _keeper(settings, store).write_site(target, progress=True)
-            typer.echo(f"{pages} file(s) written in {target}; open {target / 'index.html'}")
+            typer.echo(
+                f"{counted(pages, 'file')} written in {target}; open {target / 'index.html'}"
+            )
     finally:
         store.close()
 
@@ -501,6 +510,9 @@ def replay(
     until: Annotated[str | None, typer.Option(help="stop at this ISO 8601 time")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
     out: Annotated[Path | None, typer.Option(help="write every mail it would send here")] = None,
+    site: Annotated[
+        Path | None, typer.Option(help="write the replayed game's website in this folder")
+    ] = None,
 ) -> None:
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
     from referee.replay import replay as run_replay
@@ -509,15 +521,21 @@ def replay(
     stop = parse_time(until, "--until")
     _check_mbox(mbox)
     with answers(settings, "replay"):
-        result = run_replay(settings, mbox, stop, out)
+        result = run_replay(settings, mbox, stop, out, site)
     _print_state(view.public_state(result.state, result.now), as_json, settings.game.timezone)
     typer.echo(
-        f"{result.messages} message(s) read from {mbox}"
-        + (f"; {result.sent} mail(s) written to {out}" if out is not None else ""),
+        f"{counted(result.messages, 'message')} read from {mbox}"
+        + (f"; {counted(result.sent, 'mail')} written to {out}" if out is not None else ""),
         err=True,
     )
+    if site is not None:
+        typer.echo(
+            f"{counted(result.pages, 'file')} of the website written in {site}; "
+            f"open {site / 'index.html'}",
+            err=True,
+        )
     if result.failed:
-        typer.echo(f"{len(result.failed)} message(s) could not be processed", err=True)
+        typer.echo(f"{counted(len(result.failed), 'message')} could not be processed", err=True)
 
 
 def _check_mbox(path: Path) -> None:
@@ -603,7 +621,7 @@ def import_document(
     typer.echo("\n".join(importer.summary(doc)))
     mutable = sum(1 for r in ruleset.rules if r.mutable)
     typer.echo(
-        f"wrote {len(ruleset.rules)} rule(s) to {out} ({mutable} mutable); review them, "
+        f"wrote {counted(len(ruleset.rules), 'rule')} to {out} ({mutable} mutable); review them, "
         "then point [game] ruleset at the folder and run init"
     )
 

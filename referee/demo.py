@@ -23,6 +23,7 @@ from pathlib import Path
 
 from referee.config import load_settings
 from referee.core import engine
+from referee.counts import counted
 from referee.mail.sentbox import subject_of
 from referee.runner import Service
 from referee.starter import SAMPLE_PLAYERS, initialise, starter_config
@@ -149,7 +150,7 @@ class _Narrator:
     def step(self, at: datetime, what: str) -> None:
         done = self.service.run_once(at)
         if done.failed:
-            raise DemoError(f"the referee set aside {done.failed} mail(s): see the log")
+            raise DemoError(f"the referee set aside {counted(done.failed, 'mail')}: see the log")
         rows = [
             r for r in self.store.outbox(self.service.referee.game_id) if (r.id or 0) > self.seen
         ]

@@ -40,6 +40,7 @@ class ReplayResult:
     messages: int
     sent: int
     failed: tuple[str, ...]
+    pages: int = 0  # files of the website written, when asked for one
 
 
 def _from_line_time(line: str) -> datetime | None:
@@ -86,9 +87,14 @@ def _date_header(raw: bytes) -> datetime | None:
 
 
 def replay(
-    settings: Settings, mbox: Path, until: datetime | None = None, out: Path | None = None
+    settings: Settings,
+    mbox: Path,
+    until: datetime | None = None,
+    out: Path | None = None,
+    site: Path | None = None,
 ) -> ReplayResult:
-    """A fresh game fed the archived mail; with `out`, every mail it sends is written there."""
+    """A fresh game fed the archived mail; with `out`, every mail it sends is written there;
+    with `site`, the replayed game's website is written in that folder."""
     messages = read_mbox(mbox)
     times = [m.at for m in messages if m.at is not None]
     start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
@@ -121,7 +127,12 @@ def replay(
         if out is not None:
             rows = store.outbox(referee.game_id)
             write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
-        return ReplayResult(referee.state, now, count, referee.queued, tuple(failed))
+        pages = 0
+        if site is not None:
+            from referee.archive import Keeper
+
+            pages = Keeper(settings, store, referee.game_id).write_site(site)
+        return ReplayResult(referee.state, now, count, referee.queued, tuple(failed), pages)
     finally:
         store.close()
 

@@ -63,7 +63,7 @@ def test_init_then_status(tmp_path: Path) -> None:
     }
     human = cli("status", config)
     assert "Carla De Santis" in human.stdout
-    assert "outbox: 6 waiting, 0 sent, 0 undeliverable; 0 mail(s) in quarantine" in human.stdout
+    assert "outbox: 6 waiting, 0 sent, 0 undeliverable; 0 mails in quarantine" in human.stdout
     assert f"mail: no [smtp]: written to the Maildir {tmp_path / 'sent'}" in human.stdout
     again = cli("init", config)
     assert again.returncode != 0 and "already initialised" in again.stderr
@@ -255,11 +255,11 @@ def test_replay_of_what_is_not_an_mbox(tmp_path: Path, content: bytes | None, me
 def test_replay_says_how_many_messages_it_read(tmp_path: Path) -> None:
     config, mbox = EXAMPLES / "game-en.toml", EXAMPLES / "game-en.mbox"
     early = cli("replay", config, mbox, "--until", "2026-11-01T00:00:00+00:00")
-    assert early.returncode == 0 and f"0 message(s) read from {mbox}" in early.stderr
+    assert early.returncode == 0 and f"0 messages read from {mbox}" in early.stderr
     whole = cli("replay", config, mbox, "--out", tmp_path / "sent.mbox")
     count = len(mailbox.mbox(str(mbox)))
     written = len(mailbox.mbox(str(tmp_path / "sent.mbox")))
-    assert f"{count} message(s) read from {mbox}; {written} mail(s) written" in whole.stderr
+    assert f"{count} messages read from {mbox}; {written} mails written" in whole.stderr
 
 
 def test_unreachable_postgresql_is_one_line_naming_the_server(tmp_path: Path) -> None:

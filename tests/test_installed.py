@@ -236,7 +236,7 @@ def test_a_real_game_from_the_readme_on_the_maildir(installed: Installed) -> Non
         _drop(inbox, voter, "VOTE 301 YES")
     moment = (now + timedelta(hours=1)).isoformat()
     done = installed.referee("run", "game.toml", "--once", "--now", moment, cwd=game)
-    assert "processed 3 mail(s)" in done.stdout and "written to sent/ 3" in done.stdout
+    assert "processed 3 mails" in done.stdout and "written to sent/ 3" in done.stdout
     later = (now + timedelta(days=8)).isoformat()
     done = installed.referee("run", "game.toml", "--once", "--now", later, cwd=game)
     fired = re.search(r"(\d+) deadline\(s\)", done.stdout)

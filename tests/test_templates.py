@@ -128,6 +128,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "winner": "Ada",
         "score": 100,
         "rule": "209",
+        "number": 304,
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
     },
     "majority_now": {"rule": 204, "rounds": 2},

@@ -91,6 +91,7 @@ PHRASES = {
         "award": "Points for {who}",
         "scores": "Scores changed",
         "rule": "Rule {n}: {what}",
+        "initial": "initial ruleset",
     },
     "it": {
         "started": "{game}: il regolamento iniziale",
@@ -104,6 +105,7 @@ PHRASES = {
         "award": "Punti a {who}",
         "scores": "Punteggi cambiati",
         "rule": "Regola {n}: {what}",
+        "initial": "regolamento iniziale",
     },
 }
 
@@ -776,7 +778,7 @@ class HistoryBuilder:
                     yes=linked.yes if linked else None,
                     no=linked.no if linked else None,
                     message_id=(linked.decided_message_id if linked else (message_id or "")),
-                    note=entry.note or ("initial ruleset" if entry.event == "initial" else ""),
+                    note=entry.note or (self.words["initial"] if entry.event == "initial" else ""),
                 )
             )
         return bool(fresh)

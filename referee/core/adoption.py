@@ -167,13 +167,11 @@ def adopt(step: Step, proposal: Proposal) -> None:
     number = old.number if old is not None and kind is ProposalKind.REPEAL else n
     entry = HistoryEntry(number, PAST[kind], step.now, proposal=n)
     if kind is ProposalKind.ENACT:
-        title = proposal.text.splitlines()[0][:80] if proposal.text else ""
         rule = Rule(
             identity=n,
             number=n,
             mutable=True,
-            text=proposal.text,
-            title=title,
+            text=proposal.text,  # 107: a proposal gives no title; the rule's number heads it
             parameters=proposal.sets,
             history=(entry,),
         )

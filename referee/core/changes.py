@@ -10,6 +10,7 @@ set (111, 211), and whose score moved, by how much and why: an award (202), the 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,19 +114,20 @@ def rule_change_data(change: RuleChange) -> dict[str, Any]:
     }
 
 
-def score_change_data(change: ScoreChange) -> dict[str, Any]:
+def score_change_data(change: ScoreChange, current: Callable[[int], int] = int) -> dict[str, Any]:
+    """`current` gives the number the granting rule has now (109): mail cites that number."""
     return {
         "player": change.player,
         "email": change.email,
         "delta": change.delta,
         "cause": change.cause.value,
-        "rule": change.rule,
+        "rule": current(change.rule),
         "proposal": change.proposal,
     }
 
 
-def changes_data(changes: Changes) -> dict[str, Any]:
+def changes_data(changes: Changes, current: Callable[[int], int] = int) -> dict[str, Any]:
     return {
         "rules": [rule_change_data(c) for c in changes.rules],
-        "scores": [score_change_data(c) for c in changes.scores],
+        "scores": [score_change_data(c, current) for c in changes.scores],
     }

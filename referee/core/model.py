@@ -289,6 +289,11 @@ class GameState:
                 return r
         return None
 
+    def current_number(self, identity: int) -> int:
+        """The number the rule first numbered `identity` has now (109), for citing it in mail."""
+        rule = self.rule_by_identity(identity)
+        return rule.number if rule is not None else identity
+
     def rule_by_number(self, number: int) -> Rule | None:
         """The rule that has or once had this number (109: numbers are never reused)."""
         for r in self.rules:

@@ -287,8 +287,9 @@ class Winner(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.WINNER
     winner: str
     score: int
-    rule: str
+    rule: str  # the rule's identity: "209" (the winning score) or "215" (no turn possible)
     scores: list[View]
+    number: int = 0  # the number that rule has now (109), which the mail cites
 
 
 PAYLOADS: tuple[type[NoticePayload], ...] = (

@@ -110,7 +110,10 @@ class Step:
         if self.changes:
             self.notify(
                 EVERYONE,
-                notices.Ruleset(changes_data(self.changes), **view.ruleset_data(self.state)),
+                notices.Ruleset(
+                    changes_data(self.changes, self.state.current_number),
+                    **view.ruleset_data(self.state),
+                ),
             )
             self.changes = Changes()
 

@@ -205,6 +205,7 @@ def finish(step: Step, winner: str | None, rule: str) -> None:
             winner=player.name if player else "",
             score=player.score if player else 0,
             rule=rule,
+            number=step.state.current_number(int(rule)),
             scores=view.scores_data(step.state),
         ),
     )

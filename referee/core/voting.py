@@ -105,7 +105,9 @@ def close_vote(step: Step) -> None:
             yes=yes,
             no=len(voters) - yes,
             ballots=rows,
-            changes=changes_data(made),  # the rule it changed and every score it moved
+            changes=changes_data(
+                made, step.state.current_number
+            ),  # the rule it changed and every score it moved
         ),
         thread=Thread.proposal(closed.number),
     )
