@@ -368,3 +368,38 @@ def test_a_text_cut_where_quoted_history_begins_is_refused_not_half_obeyed(
     receipt = referee.receive(raw_mail(CARLA, body), T0 + DAY / 24)
     assert receipt.refused == 1 and referee.state.current_proposal is None
     assert "no END line" in reply_text(referee)
+
+
+# ----- bottom-posted and interleaved replies keep the player's own words ---------------------
+
+
+def test_a_bottom_posted_vote_under_a_marked_quote_is_obeyed(planted: Referee) -> None:
+    quoted = "\n".join(f"> {line}" for line in notice_text(notice_to_bob(planted)).split("\n"))
+    body = f"On Tue, Dec 1, 2026 at 11:00 AM Test Nomic <referee@nomic.example> wrote:\n{quoted}"
+    body += "\n\nVOTE 301 NO\n"
+    mail = raw_mail(BOB, body, subject="Re: Proposal 301")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO"
+    receipt = planted.receive(mail, LATER)
+    assert receipt.commands == 1 and bob(planted) == (False, True)
+
+
+def test_interleaved_answers_are_kept_and_later_unmarked_history_is_not(
+    planted: Referee,
+) -> None:
+    body = (
+        "Il giorno mar 1 dic 2026 alle ore 11:00 Test Nomic <referee@nomic.example> "
+        "ha scritto:\n> Proposal 301 is open for debate.\n\nVOTE 301 NO\n\n"
+        "> VOTE 301 YES\n\nI mean it.\n\nFrom: Test Nomic <referee@nomic.example>\n"
+        f"Sent: Tuesday\nSubject: Proposal 301\n\n{PLANTED}"
+    )
+    mail = raw_mail(BOB, body, subject="Re: Proposal 301")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO\n\n\nI mean it."
+    planted.receive(mail, LATER)
+    assert bob(planted) == (False, True)
+
+
+def test_a_first_line_of_prose_is_not_an_attribution() -> None:
+    text = "On the matter, Carla wrote:\nI agree with her.\nVOTE 301 NO"
+    assert strip_reply(text) == text
+    # A dated attribution above unmarked text is still the quoted history.
+    assert strip_reply("On 1 Dec 2026, Test Nomic wrote:\nQUIT") == ""
