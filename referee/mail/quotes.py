@@ -147,7 +147,7 @@ def strip_reply(text: str) -> str:
             break  # signature
         if line.lstrip().startswith(">"):
             continue
-        if _is_attribution(lines, index):
+        if len(line) <= LONGEST and _is_attribution(lines, index):
             following = _next_text(lines, index + 1)
             if following is not None and lines[following].lstrip().startswith(">"):
                 # A bottom-posted or interleaved reply: the quote is `>`-marked, so what
