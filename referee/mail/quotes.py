@@ -17,6 +17,11 @@ current clients write:
   Outlook's line of underscores;
 - `>` lines, the signature separator `-- `, and mobile footers ("Sent from my iPhone", ...).
 
+A `>`-marked quote under an attribution is a bottom-posted or interleaved reply: the quote and
+its attribution are dropped and the unmarked text after them kept, until more history begins.
+An attribution-like first line with no date or address above unmarked text is the sender's own
+prose ("On the matter, Carla wrote:"), not a client's attribution.
+
 The maintained library mail-parser-reply was evaluated: it misses several of the forms above
 (Spanish "Enviado el:", Gmail's Dutch and Spanish attributions, the German forward header) and
 its whole-text regular expressions take quadratic time on one long line (33 s for a 40 kB
