@@ -125,6 +125,21 @@ class Service:
         """Apply one message; raises when it fails, so the inbox sets it aside."""
         self.referee.receive(raw, at, size)
 
+    def when(self, delivered: datetime | None, now: datetime) -> datetime:
+        """The time a mail is applied at: when it was delivered, so a deadline fires only after
+        the mail delivered before it (203, 213), as `replay` does; never after `now`. A mail
+        delivered before the last event applied came too late for it: it is applied `now`, so
+        the event log's times only move forward."""
+        if delivered is None or delivered < self.referee.last_at:
+            return now
+        return min(delivered, now)
+
+    def deliver(
+        self, raw: bytes, size: int, delivered: datetime | None, now: datetime
+    ) -> Exception | None:
+        """`take` at the mail's delivery time (see `when`)."""
+        return self.take(raw, self.when(delivered, now), size)
+
     def take(self, raw: bytes, at: datetime, size: int | None = None) -> Exception | None:
         """Apply one message; returns why it must be set aside, or None when it was applied.
 
@@ -233,12 +248,10 @@ class Service:
 
     def _once(self, moment: datetime) -> Summary:
         summary = Summary()
-        summary.deadlines += self.referee.advance(moment)
+        # The mail first, each at its delivery time: the deadlines due in between fire in order
+        # as each mail is applied (`Referee.receive`), the rest after the last mail.
         if self.settings.imap is None:
-            summary.processed = self._maildir().drain(
-                lambda raw, size: self.take(raw, moment, size),
-                lambda raw, exc, where: self._failed(raw, exc, where, summary),
-            )
+            summary.processed = self._drain_maildir(summary, lambda: moment)
         else:
             summary.processed = asyncio.run(self._drain_imap_once(summary, moment))
         summary.deadlines += self.referee.advance(moment)
@@ -248,6 +261,16 @@ class Service:
         self.referee.checkpoint()
         self.archive()
         return summary
+
+    def _drain_maildir(
+        self, summary: Summary, clock: Clock, inbox: MaildirInbox | None = None
+    ) -> int:
+        """Apply what waits in the Maildir, each mail at its delivery time."""
+        return (inbox or self._maildir()).drain(
+            lambda raw, size, delivered: self.deliver(raw, size, delivered, clock()),
+            lambda raw, exc, where: self._failed(raw, exc, where, summary),
+            self.halt,
+        )
 
     def _maildir(self) -> MaildirInbox:
         return MaildirInbox(self.settings.maildir, max_bytes=self.settings.game.max_mail_bytes)
@@ -282,8 +305,8 @@ class Service:
             await inbox.close()
 
     async def _drain(self, inbox: ImapInbox, summary: Summary, clock: Clock) -> int:
-        async def handle(raw: bytes, size: int) -> Exception | None:
-            return await self._in_thread(self.take, raw, clock(), size)
+        async def handle(raw: bytes, size: int, delivered: datetime | None) -> Exception | None:
+            return await self._in_thread(self.deliver, raw, size, delivered, clock())
 
         async def failed(raw: bytes, exc: Exception, where: str) -> None:
             await self._in_thread(self._failed, raw, exc, where, summary)
@@ -371,6 +394,7 @@ class Service:
             while True:
                 await wake_clock.wait()
                 wake_clock.clear()
+                await self._before_deadlines()
                 self.summary.deadlines += await self._in_thread(self.referee.advance, self.clock())
                 wake_outbox.set()
                 reschedule()
@@ -404,6 +428,7 @@ class Service:
         ender: asyncio.Task[Any] | None = None
         try:
             scheduler.start()
+            await self._backlog()  # after downtime: the mail delivered meanwhile, then deadlines
             self.summary.deadlines += await self._in_thread(self.referee.advance, self.clock())
             reschedule()
             scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
@@ -435,6 +460,40 @@ class Service:
             await asyncio.to_thread(self.checkpoint)
             await asyncio.to_thread(self.release)
 
+    async def _backlog(self) -> None:
+        """At start, the mail that waits, each at its delivery time, before the deadlines that
+        fell due while the service was off are caught up (as `replay` interleaves them)."""
+        if self.settings.imap is None:
+            await self._before_deadlines()
+            return
+        inbox = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
+        try:
+            await inbox.connect()
+            self.summary.processed += await self._drain(inbox, self.summary, self.clock)
+        except (LostGame, DatabaseDown):
+            raise
+        except Exception as exc:  # the intake retries; the deadlines cannot wait on the server
+            log.warning(
+                "cannot read the IMAP backlog before the deadlines (%s: %s)",
+                exc.__class__.__name__,
+                exc,
+            )
+        finally:
+            await inbox.close()
+
+    async def _before_deadlines(self) -> None:
+        """Maildir: apply what was delivered before a deadline fires (IMAP: read as it comes)."""
+        if self.settings.imap is not None:
+            return
+        try:
+            self.summary.processed += await self._in_thread(
+                self._drain_maildir, self.summary, self.clock
+            )
+        except (LostGame, DatabaseDown):
+            raise
+        except Exception:  # the folder itself: the intake loop says so and keeps looking
+            log.debug("Maildir not read before the deadlines", exc_info=True)
+
     def release(self) -> None:
         """Give the game up: mail this process claimed but did not send goes back first."""
         if self.game_id in self.store.fences:
@@ -456,12 +515,7 @@ class Service:
         summary, last_error = self.summary, ""
         while not stop.is_set():
             try:
-                done = await self._in_thread(
-                    inbox.drain,
-                    lambda raw, size: self.take(raw, self.clock(), size),
-                    lambda raw, exc, where: self._failed(raw, exc, where, summary),
-                    self.halt,
-                )
+                done = await self._in_thread(self._drain_maildir, summary, self.clock, inbox)
                 last_error = ""
             except (LostGame, DatabaseDown):
                 raise

@@ -17,9 +17,11 @@ from typing import Any
 from referee import rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import codec, engine, outcomes
+from referee.core.appeals import crown_due
 from referee.core.engine import Decision
 from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
+from referee.core.step import DAY
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
@@ -103,6 +105,8 @@ class Referee:
         self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
+        latest = store.last_event_at(game_id)
+        self.last_at = utc(latest) if latest is not None else self.state.started_at
         self.renderer = Renderer(
             settings.game.language,
             settings.game.timezone,
@@ -160,7 +164,7 @@ class Referee:
             due = engine.next_deadline(self.state)
             if due is None or due > now:
                 return fired
-            self._apply_tick(due)
+            self._apply_tick(catch_up(self.state, due, now))
             fired += 1
 
     def _apply_tick(self, at: datetime) -> None:
@@ -170,6 +174,7 @@ class Referee:
             self._emit(work, decision.effects, at, decision.state, inbound=None)
             work.save_state(decision.state)
         self.state = decision.state
+        self.last_at = max(self.last_at, at)
         log.info("deadline at %s: phase %s", at.isoformat(), decision.state.phase.value)
 
     # ----- inbound mail ---------------------------------------------------------------------
@@ -199,6 +204,7 @@ class Referee:
             receipt, state = self._handle(work, mail, raw, at, state)
             work.save_state(state)
         self.state = state
+        self.last_at = max(self.last_at, at)
         log.info(
             "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
             _shown(mail.message_id),
@@ -553,6 +559,28 @@ def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) 
     if today.commands + len(parsed) > limits.commands_per_day:
         return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
     return None
+
+
+def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
+    """When to fire the deadline due at `due`, `now` being later (112, 213).
+
+    A deadline that only repeats daily reminders is fired at the latest repetition of any of
+    them before `now` and before the next real deadline (debate end, vote deadline, the crown
+    passing on): a referee that was off for days sends each kind of reminder once, the latest,
+    not one a day.
+    """
+    crown = crown_due(state) if state.deposed_at and state.crown_reminder_at else None
+    real = engine.next_deadline(replace(state, reminder_at=None, crown_reminder_at=crown))
+    if real is not None and real <= due:
+        return due
+    at = due
+    daily = [state.crown_reminder_at if crown else None, None if state.tie else state.reminder_at]
+    for first in (r for r in daily if r is not None and r <= now):
+        latest = first + (now - first) // DAY * DAY
+        while real is not None and latest >= real:
+            latest -= DAY
+        at = max(at, latest)
+    return at
 
 
 def utc(at: datetime) -> datetime:

@@ -17,6 +17,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -203,26 +204,27 @@ class MailStack:
 
     def __init__(self, root: Path, users: list[str], extra_config: str = "") -> None:
         ensure_dovecot()
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        root.chmod(0o755)
-        for parent in root.parents:  # Dovecot's processes must reach the folder
-            if str(parent).startswith("/tmp"):
-                with contextlib.suppress(PermissionError):
-                    parent.chmod(parent.stat().st_mode | 0o055)
+        # Dovecot's processes (users dovecot and vmail) must reach the folder. pytest keeps its
+        # own temporary root at mode 0700 (and resets it whenever another pytest starts), so
+        # the stack lives in a folder of its own, which `root` links to for whoever looks.
+        self.root = Path(tempfile.mkdtemp(prefix="nomic-stack-"))
+        self.root.chmod(0o755)
+        root.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            root.symlink_to(self.root, target_is_directory=True)
         self.imap_port, self.imaps_port = free_port(), free_port()
         self.lmtp_port, self.smtp_port = free_port(), free_port()
         self.users = users
-        self.config = root / "dovecot.conf"
+        self.config = self.root / "dovecot.conf"
         self._certificate()
-        (root / "passwd").write_text(
+        (self.root / "passwd").write_text(
             "".join(f"{u}:{{PLAIN}}{PASSWORD}\n" for u in users), encoding="utf-8"
         )
-        (root / "home").mkdir(exist_ok=True)
-        shutil.chown(root / "home", "vmail", "vmail")
+        (self.root / "home").mkdir(exist_ok=True)
+        shutil.chown(self.root / "home", "vmail", "vmail")
         self.config.write_text(
             CONFIG.format(
-                root=root, imap=self.imap_port, imaps=self.imaps_port, lmtp=self.lmtp_port
+                root=self.root, imap=self.imap_port, imaps=self.imaps_port, lmtp=self.lmtp_port
             )
             + extra_config,
             encoding="utf-8",
@@ -304,6 +306,7 @@ class MailStack:
     def stop(self) -> None:
         self.stop_smtp()
         self.stop_imap()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     # ----- what a player does --------------------------------------------------------------
 

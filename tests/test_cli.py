@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import mailbox
+import os
 import shutil
 import socket
 import subprocess
 import sys
 import tomllib
+from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -289,7 +291,10 @@ def test_unreachable_imap_is_one_line_naming_the_server(tmp_path: Path) -> None:
 def test_status_shows_names_and_local_times_at_now(tmp_path: Path) -> None:
     config = write_config(tmp_path)  # Europe/Rome; the game starts 2026-12-01 09:00 UTC
     assert cli("init", config).returncode == 0
-    drop(tmp_path / "maildir", "carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<p@x>")
+    proposed = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    drop(
+        tmp_path / "maildir", "carla@example.org", "PROPOSE ENACT\nBe kind.\nEND", "<p@x>", proposed
+    )
     ran = cli("run", config, "--once", "--now", "2026-12-01T10:00:00+00:00")
     assert ran.returncode == 0, ran.stderr
     before = cli("status", config, "--now", "2026-12-02T12:00:00+01:00")
@@ -306,12 +311,16 @@ def test_status_shows_names_and_local_times_at_now(tmp_path: Path) -> None:
     assert "--now" in one_line_error(cli("status", config, "--now", "tomorrow"))
 
 
-def drop(maildir: Path, sender: str, body: str, mid: str) -> None:
+def drop(maildir: Path, sender: str, body: str, mid: str, at: datetime | None = None) -> None:
     message = EmailMessage()
     message["From"], message["To"] = sender, "referee@nomic.example"
     message["Subject"], message["Message-ID"] = "Nomic", mid
     message.set_content(body)
-    mailbox.Maildir(str(maildir), create=False).add(message)
+    key = mailbox.Maildir(str(maildir), create=False).add(message)
+    if at is not None:  # delivered at the game's time: the time in its name, and its mtime
+        moved = maildir / "new" / f"{int(at.timestamp())}.{key}"
+        (maildir / "new" / key).rename(moved)
+        os.utime(moved, (at.timestamp(), at.timestamp()))
 
 
 def test_without_smtp_run_writes_the_sent_maildir_and_outbox_exports(tmp_path: Path) -> None:

@@ -49,10 +49,12 @@ def entries(settings: Settings, folder: str) -> list[str]:
     return sorted(os.listdir(path))
 
 
-def new_mail(settings: Settings, name: str, raw: bytes) -> Path:
+def new_mail(settings: Settings, name: str, raw: bytes, at: datetime | None = None) -> Path:
     path = settings.maildir / "new" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(raw)
+    if at is not None:  # delivered at the game's time (the referee applies it then)
+        os.utime(path, (at.timestamp(), at.timestamp()))
     return path
 
 
@@ -165,8 +167,9 @@ def test_replay_sets_aside_what_the_live_service_quarantines(tmp_path: Path) -> 
         Referee.create(store, settings, T0)
         service = Service(settings, store)
         for index, raw in enumerate(inbound):
-            new_mail(settings, f"{index}.mail", raw)
-            summary = service.run_once(T0 + timedelta(minutes=5 * (index + 1)))
+            delivered = T0 + timedelta(minutes=5 * (index + 1))
+            new_mail(settings, f"{index}.mail", raw, delivered)
+            summary = service.run_once(delivered)
         live = view.public_state(service.referee.state, T0 + timedelta(minutes=15))
         assert store.counts(service.game_id)["quarantined"] == 1 and summary.processed == 1
     finally:

@@ -4,9 +4,10 @@ Serves every mail command (rules 103-215). A message is fetched with BODY.PEEK[]
 unseen), processed and committed, and only then moved to the `Processed` folder. A message
 that makes processing fail is moved to `Quarantine`. Nothing is ever deleted. Sizes are asked
 first (RFC822.SIZE): a message over the game's limit is fetched only up to its headers, and a
-batch is never more than BATCH_BYTES. UIDVALIDITY and
-the highest UID seen are recorded; since processed mail leaves the INBOX and duplicates are
-recognised by Message-ID, a UIDVALIDITY change only needs to be logged.
+batch is never more than BATCH_BYTES. Messages are handed over in delivery order with their
+INTERNALDATE, the time each is applied at (203, 213). UIDVALIDITY and the highest UID seen are
+recorded; since processed mail leaves the INBOX and duplicates are recognised by Message-ID, a
+UIDVALIDITY change only needs to be logged.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 import re
 import ssl
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 from aioimaplib import aioimaplib
 
@@ -27,9 +29,10 @@ log = logging.getLogger("referee.imap")
 
 BATCH = 100  # messages fetched per UID FETCH
 BATCH_BYTES = 20_000_000  # and at most this much mail in one
-# Applies one message (raw, or its head when too large; and its real size); returns why it must
+# Applies one message (raw, or its head when too large; its real size; its INTERNALDATE, when it
+# was delivered); returns why it must
 # be set aside, or None once committed; raises to stop with the message left in the folder.
-Handler = Callable[[bytes, int], Awaitable[Exception | None]]
+Handler = Callable[[bytes, int, datetime | None], Awaitable[Exception | None]]
 Failure = Callable[[bytes, Exception, str], Awaitable[None]]  # raw, why, where it was
 
 
@@ -84,6 +87,19 @@ def parse_sizes(lines: list[bytes | bytearray]) -> dict[int, int]:
         if uid and size:
             sizes[int(uid.group(1))] = int(size.group(1))
     return sizes
+
+
+def parse_dates(lines: list[bytes | bytearray]) -> dict[int, datetime]:
+    """UID -> INTERNALDATE (when the server took the message) from a `UID FETCH` answer."""
+    dates: dict[int, datetime] = {}
+    for line in lines:
+        text = bytes(line)
+        uid, date = re.search(rb"UID (\d+)", text), re.search(rb'INTERNALDATE "([^"]+)"', text)
+        if uid and date:
+            with contextlib.suppress(ValueError):
+                at = datetime.strptime(date.group(1).decode().strip(), "%d-%b-%Y %H:%M:%S %z")
+                dates[int(uid.group(1))] = at.astimezone(UTC)
+    return dates
 
 
 class ImapInbox:
@@ -179,11 +195,13 @@ class ImapInbox:
         response = _check(await self.client.uid("fetch", uid_set, f"(UID {part})"), "UID FETCH")
         return parse_fetch(response.lines)
 
-    async def sizes(self, uids: list[int]) -> dict[int, int]:
+    async def sizes(self, uids: list[int]) -> tuple[dict[int, int], dict[int, datetime]]:
+        """Each message's size and INTERNALDATE."""
         assert self.client is not None
         uid_set = ",".join(str(u) for u in uids)
-        response = _check(await self.client.uid("fetch", uid_set, "(UID RFC822.SIZE)"), "UID FETCH")
-        return parse_sizes(response.lines)
+        what = "(UID RFC822.SIZE INTERNALDATE)"
+        response = _check(await self.client.uid("fetch", uid_set, what), "UID FETCH")
+        return parse_sizes(response.lines), parse_dates(response.lines)
 
     def batches(self, uids: list[int], sizes: dict[int, int]) -> list[tuple[list[int], str]]:
         """Groups to fetch: whole messages up to BATCH and BATCH_BYTES, heads of big ones."""
@@ -221,11 +239,18 @@ class ImapInbox:
         done, last = 0, 0
         uids = await self.waiting_uids()
         sizes: dict[int, int] = {}
+        dates: dict[int, datetime] = {}
         for start in range(0, len(uids), 1000):
-            sizes.update(await self.sizes(uids[start : start + 1000]))
+            found, when = await self.sizes(uids[start : start + 1000])
+            sizes.update(found)
+            dates.update(when)
+        first = datetime.min.replace(tzinfo=UTC)
+        uids.sort(key=lambda uid: (dates.get(uid, first), uid))  # in delivery order
         for group, part in self.batches(uids, sizes):
-            for uid, raw in await self.fetch(group, part):
-                problem = await handle(raw, max(sizes.get(uid, 0), len(raw)))
+            fetched = dict(await self.fetch(group, part))
+            for uid in (u for u in group if u in fetched):
+                raw = fetched[uid]
+                problem = await handle(raw, max(sizes.get(uid, 0), len(raw)), dates.get(uid))
                 if problem is not None:  # never lose it: set it aside and say why
                     await on_failure(raw, problem, f"IMAP UID {uid}")
                     await self.move(uid, self.config.quarantine)

@@ -4,6 +4,10 @@ A message is moved to the `.Processed` folder only after its database commit, an
 `.Quarantine` when processing fails, by an atomic rename within the Maildir. It is never
 deleted. Subfolders follow the Maildir++ layout, so Dovecot and mail clients see them.
 
+Messages are handed over in delivery order with their delivery time (the time in the unique
+name the MTA gave them, else the file's mtime): the referee applies each at that time, so a
+vote delivered before a deadline counts even when it is read after it (203, 213).
+
 Nothing stops the intake: an entry that is no readable file (a directory, a dangling link, a
 file that cannot be opened) is set aside in `.Quarantine` with a log line; a message larger
 than the game's limit is read only up to its headers. Two processes may look at one Maildir:
@@ -17,16 +21,17 @@ import mailbox
 import os
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.mail.intake import HEAD_BYTES
 
 log = logging.getLogger("referee.maildir")
 
-# Applies one message (raw bytes, or only its head when it is too large; and its real size).
-# Returns why it must be set aside, or None once it is committed; raises to stop the intake
-# with the message left where it is.
-Handler = Callable[[bytes, int], Exception | None]
+# Applies one message (raw bytes, or only its head when it is too large; its real size; when it
+# was delivered). Returns why it must be set aside, or None once it is committed; raises to stop
+# the intake with the message left where it is.
+Handler = Callable[[bytes, int, datetime], Exception | None]
 Failure = Callable[[bytes, Exception, str], None]  # raw (maybe empty), why, where it was
 
 
@@ -53,10 +58,10 @@ class MaildirInbox:
             box.add_folder(name)
         return Path(box._path) / f".{name}"  # Maildir++: the folder ".Name" beside new/ cur/
 
-    def waiting(self) -> list[tuple[Path, int]]:
-        """Entries in the inbox with their sizes, in delivery order (names start with the
-        time); an entry that is no regular file has size -1."""
-        found: list[tuple[float, str, Path, int]] = []
+    def waiting(self) -> list[tuple[Path, int, datetime]]:
+        """Entries in the inbox with their sizes and delivery times, in delivery order; an
+        entry that is no regular file has size -1."""
+        found: list[tuple[datetime, float, str, Path, int]] = []
         for sub in ("new", "cur"):
             with os.scandir(self.path / sub) as entries:
                 for entry in entries:
@@ -72,8 +77,9 @@ class MaildirInbox:
                     except OSError:
                         info, regular = entry.stat(follow_symlinks=False), False
                     size = info.st_size if regular else -1
-                    found.append((info.st_mtime, entry.name, Path(entry.path), size))
-        return [(path, size) for _, _, path, size in sorted(found)]
+                    at = delivered(entry.name, info.st_mtime)
+                    found.append((at, info.st_mtime, entry.name, Path(entry.path), size))
+        return [(path, size, at) for at, _, _, path, size in sorted(found)]
 
     def read(self, path: Path, size: int) -> bytes:
         """The message, or only its head when it is larger than the limit."""
@@ -87,7 +93,7 @@ class MaildirInbox:
     ) -> int:
         """Process every waiting message; returns how many were processed."""
         done = 0
-        for path, size in self.waiting():
+        for path, size, at in self.waiting():
             if halt is not None and halt.is_set():
                 break
             where = f"maildir {path.parent.name}/{path.name}"
@@ -101,7 +107,7 @@ class MaildirInbox:
                 on_failure(b"", exc, where)
                 self._move(path, self.quarantine)
                 continue
-            problem = handle(raw, size)
+            problem = handle(raw, size, at)
             if problem is not None:  # never lose it: set it aside and say why
                 on_failure(raw, problem, where)
                 self._move(path, self.quarantine)
@@ -119,3 +125,11 @@ class MaildirInbox:
         except OSError:
             log.exception("cannot move %s to %s; it is left where it is", path.name, folder.name)
             self.stuck.add(str(path))
+
+
+def delivered(name: str, mtime: float) -> datetime:
+    """When a message was delivered: the time its unique name starts with, as Postfix, Dovecot
+    and `mailbox` write it (seconds since 1970), else the file's modification time."""
+    stamp = name.partition(".")[0]
+    seconds = int(stamp) if stamp.isdigit() and len(stamp) == 10 else mtime
+    return datetime.fromtimestamp(seconds, UTC)

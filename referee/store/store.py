@@ -167,6 +167,13 @@ class Store:
     def events(self, game_id: int, after: int = 0) -> list[tuple[datetime, dict[str, Any]]]:
         return [(at, payload) for _, at, _, payload in self.event_log(game_id, after)]
 
+    def last_event_at(self, game_id: int) -> datetime | None:
+        """When the game's latest event was applied: the log's times never go back."""
+        with Session(self.engine) as session:
+            query = select(func.max(col(EventRow.at))).where(EventRow.game_id == game_id)
+            latest: datetime | None = session.exec(query).one()
+            return latest
+
     def event_log(
         self, game_id: int, after: int = 0
     ) -> list[tuple[int, datetime, str | None, dict[str, Any]]]:
