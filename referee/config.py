@@ -377,12 +377,6 @@ def _auth(data: dict[str, Any], has_imap: bool) -> AuthConfig:
     if "required" in t and "require_dkim" in t:
         raise ConfigError("[auth] give required or its old name require_dkim, not both")
     key = "require_dkim" if "require_dkim" in t else "required"
-    required = t.get(key, has_imap)  # on by default once mail comes from a real server
-    if not isinstance(required, bool):
-        raise ConfigError(f"[auth] {key} must be true or false")
-    verify = t.get("verify_dkim", True)
-    if not isinstance(verify, bool):
-        raise ConfigError("[auth] verify_dkim must be true or false")
     ids = t.get("trusted_authserv_id", [])
     ids = [ids] if isinstance(ids, str) else ids
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
@@ -391,6 +385,14 @@ def _auth(data: dict[str, Any], has_imap: bool) -> AuthConfig:
     for item in cleaned:
         if not re.fullmatch(r"(\*\.)?[a-z0-9.-]+", item):
             raise ConfigError(f"[auth] trusted_authserv_id: {item!r} is not a host name")
+    # On by default once mail comes from a real server, or once a trusted receiving server is
+    # named: naming one and enforcing nothing would be a silent trap. Off only when written.
+    required = t.get(key, has_imap or bool(cleaned))
+    if not isinstance(required, bool):
+        raise ConfigError(f"[auth] {key} must be true or false")
+    verify = t.get("verify_dkim", True)
+    if not isinstance(verify, bool):
+        raise ConfigError("[auth] verify_dkim must be true or false")
     if required and not verify and not cleaned:
         raise ConfigError("[auth] verify_dkim = false needs a trusted_authserv_id")
     return AuthConfig(required, cleaned, verify)

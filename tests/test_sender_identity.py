@@ -22,7 +22,16 @@ from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import CONFIG
 from tests.helpers import BOB, CARLA, DAY, T0
-from tests.sender_mail import SERVER, guarded_game, make_key, outbox, raw_mail, reply_text, sign
+from tests.sender_mail import (
+    SERVER,
+    dns_for,
+    guarded_game,
+    make_key,
+    outbox,
+    raw_mail,
+    reply_text,
+    sign,
+)
 
 LATER = T0 + DAY / 12
 
@@ -306,3 +315,34 @@ def test_the_example_config_and_readme_say_what_authentication_and_limits_do() -
     assert "anyone can act as any\nplayer" in readme or "anyone can act as any player" in readme
     for provider in ("mx.google.com", "*.messagingengine.com", "OpenDKIM", "OpenDMARC"):
         assert provider in operations
+
+
+def test_naming_a_trusted_server_turns_the_check_on(
+    tmp_path: Path, key: tuple[bytes, bytes]
+) -> None:
+    """`trusted_authserv_id` alone (no [imap], no `required`) must enforce, not be ignored."""
+    settings = load_settings(config(tmp_path, f'\n[auth]\ntrusted_authserv_id = "{SERVER}"\n'))
+    assert settings.auth.required and settings.auth.trusted_authserv_id == (SERVER,)
+    assert warning(settings) is None
+    written_off = f'\n[auth]\nrequired = false\ntrusted_authserv_id = "{SERVER}"\n'
+    assert not load_settings(config(tmp_path, written_off)).auth.required
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, T0)
+        referee = Referee(store, 1, settings, dns=dns_for(key[1], "example.org"))
+        vouched = (("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),)
+        proposal = raw_mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND", top=vouched)
+        assert referee.receive(proposal, T0 + DAY / 24).status == "processed"
+        assert referee.receive(raw_mail(BOB, "VOTE 301 NO"), LATER).status == "refused"
+        failed = (("Authentication-Results", f"{SERVER}; dkim=none; spf=fail; dmarc=fail"),)
+        assert referee.receive(raw_mail(BOB, "VOTE 301 NO", top=failed), LATER).status == (
+            "refused"
+        )
+        assert bobs_vote(referee) is None
+        passed = (("Authentication-Results", f"{SERVER}; dmarc=pass header.from=example.org"),)
+        assert referee.receive(raw_mail(BOB, "VOTE 301 NO", top=passed), LATER).status == (
+            "processed"
+        )
+        assert bobs_vote(referee) is False
+    finally:
+        store.close()

@@ -123,6 +123,24 @@ HTML_CLIENTS = {
     "gmail-html": '<div dir="ltr">VOTE 301 NO</div><div class="gmail_quote">'
     '<div class="gmail_attr">Il giorno mar 1 dic 2026 Test Nomic ha scritto:</div>'
     "<div>{notice}</div></div>",
+    # Outlook on the web / new Outlook: the header div, then the history as its siblings.
+    "owa-reply": '<html><body><div dir="ltr"><div>VOTE 301 NO</div></div>'
+    '<hr style="display:inline-block;width:98%" tabindex="-1"><div id="divRplyFwdMsg" '
+    'dir="ltr"><font face="Calibri"><b>From:</b> Test Nomic &lt;referee@nomic.example&gt;'
+    "<br><b>Sent:</b> Tuesday, December 1, 2026 11:00 AM<br><b>To:</b> Bob<br>"
+    "<b>Subject:</b> Proposal 301</font><div>&nbsp;</div></div>"
+    '<div><div class="elementToProof">{notice}</div></div></body></html>',
+    "owa-forward": '<div>VOTE 301 NO</div><div><br></div><div id="appendonsend"></div>'
+    '<hr><div id="divRplyFwdMsg"><b>From:</b> Test Nomic<br><b>Subject:</b> Proposal 301'
+    "</div><div><p>{notice}</p></div><div>After the history, still history.</div>",
+    "owa-italian": '<div>VOTE 301 NO</div><hr><div id="divRplyFwdMsg"><b>Da:</b> Test Nomic'
+    "<br><b>Inviato:</b> martedì 1 dicembre 2026 11:00<br><b>A:</b> Bob<br>"
+    "<b>Oggetto:</b> Proposta 301</div><div>{notice}</div>",
+    "owa-without-hr": '<div>VOTE 301 NO</div><div id="divRplyFwdMsg"><b>From:</b> '
+    "Test Nomic<br><b>Subject:</b> Proposal 301</div><section><div>{notice}</div></section>",
+    "outlook-italian-block": "<div>VOTE 301 NO</div><div><b>Da:</b> Test Nomic<br>"
+    "<b>Inviato:</b> martedì<br><b>A:</b> Bob<br><b>Oggetto:</b> Proposta 301</div>"
+    "<div>{notice}</div>",
 }
 
 
@@ -130,7 +148,26 @@ HTML_CLIENTS = {
 def test_html_only_replies_quote_the_notice_without_effect(planted: Referee, client: str) -> None:
     quoted = notice_text(notice_to_bob(planted)).replace("\n", "<br>")
     body = HTML_CLIENTS[client].format(notice=quoted)
-    receipt = planted.receive(raw_mail(BOB, body, "Re: Proposal 301", kind="html"), LATER)
+    mail = raw_mail(BOB, body, "Re: Proposal 301", kind="html")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO"
+    receipt = planted.receive(mail, LATER)
+    assert receipt.commands == 1 and bob(planted) == (False, True)
+
+
+def test_an_empty_plain_part_falls_back_to_an_owa_html_part_cut_at_its_marker(
+    planted: Referee,
+) -> None:
+    quoted = notice_text(notice_to_bob(planted)).replace("\n", "<br>")
+    html = HTML_CLIENTS["owa-reply"].format(notice=quoted)
+    boundary = "owa-alt"
+    body = (
+        f"--{boundary}\nContent-Type: text/plain; charset=utf-8\n\n\n"
+        f"--{boundary}\nContent-Type: text/html; charset=utf-8\n\n{html}\n--{boundary}--"
+    )
+    mail = raw_mail(BOB, body, "Re: Proposal 301", kind=f'alternative; boundary="{boundary}"')
+    mail = mail.replace(b"Content-Type: text/alternative", b"Content-Type: multipart/alternative")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO"
+    receipt = planted.receive(mail, LATER)
     assert receipt.commands == 1 and bob(planted) == (False, True)
 
 
@@ -331,3 +368,38 @@ def test_a_text_cut_where_quoted_history_begins_is_refused_not_half_obeyed(
     receipt = referee.receive(raw_mail(CARLA, body), T0 + DAY / 24)
     assert receipt.refused == 1 and referee.state.current_proposal is None
     assert "no END line" in reply_text(referee)
+
+
+# ----- bottom-posted and interleaved replies keep the player's own words ---------------------
+
+
+def test_a_bottom_posted_vote_under_a_marked_quote_is_obeyed(planted: Referee) -> None:
+    quoted = "\n".join(f"> {line}" for line in notice_text(notice_to_bob(planted)).split("\n"))
+    body = f"On Tue, Dec 1, 2026 at 11:00 AM Test Nomic <referee@nomic.example> wrote:\n{quoted}"
+    body += "\n\nVOTE 301 NO\n"
+    mail = raw_mail(BOB, body, subject="Re: Proposal 301")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO"
+    receipt = planted.receive(mail, LATER)
+    assert receipt.commands == 1 and bob(planted) == (False, True)
+
+
+def test_interleaved_answers_are_kept_and_later_unmarked_history_is_not(
+    planted: Referee,
+) -> None:
+    body = (
+        "Il giorno mar 1 dic 2026 alle ore 11:00 Test Nomic <referee@nomic.example> "
+        "ha scritto:\n> Proposal 301 is open for debate.\n\nVOTE 301 NO\n\n"
+        "> VOTE 301 YES\n\nI mean it.\n\nFrom: Test Nomic <referee@nomic.example>\n"
+        f"Sent: Tuesday\nSubject: Proposal 301\n\n{PLANTED}"
+    )
+    mail = raw_mail(BOB, body, subject="Re: Proposal 301")
+    assert strip_reply(parse_message(mail).body).strip() == "VOTE 301 NO\n\n\nI mean it."
+    planted.receive(mail, LATER)
+    assert bob(planted) == (False, True)
+
+
+def test_a_first_line_of_prose_is_not_an_attribution() -> None:
+    text = "On the matter, Carla wrote:\nI agree with her.\nVOTE 301 NO"
+    assert strip_reply(text) == text
+    # A dated attribution above unmarked text is still the quoted history.
+    assert strip_reply("On 1 Dec 2026, Test Nomic wrote:\nQUIT") == ""

@@ -334,7 +334,7 @@ class _TextFromHtml(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.lines: list[str] = [""]
         self.quote_depth = 0
-        self.history = False  # Outlook's history marker seen: everything after it is quoted
+        self.history = False  # Outlook's history marker seen: the rest of the document is cut
         self.skip_depth = 0
         self.stack: list[tuple[str, bool]] = []
 
@@ -369,7 +369,9 @@ class _TextFromHtml(HTMLParser):
         text = re.sub(r"[ \t\r\n]+", " ", data)
         if not text.strip() and not self.lines[-1]:
             return
-        if (self.quote_depth or self.history) and not self.lines[-1].startswith(">"):
+        if self.history:
+            return  # everything after Outlook's marker, in document order, is quoted history
+        if self.quote_depth and not self.lines[-1].startswith(">"):
             self.lines[-1] = "> " + self.lines[-1]
         self.lines[-1] += text.replace("\xa0", " ")
 

@@ -17,6 +17,11 @@ current clients write:
   Outlook's line of underscores;
 - `>` lines, the signature separator `-- `, and mobile footers ("Sent from my iPhone", ...).
 
+A `>`-marked quote under an attribution is a bottom-posted or interleaved reply: the quote and
+its attribution are dropped and the unmarked text after them kept, until more history begins.
+An attribution-like first line with no date or address above unmarked text is the sender's own
+prose ("On the matter, Carla wrote:"), not a client's attribution.
+
 The maintained library mail-parser-reply was evaluated: it misses several of the forms above
 (Spanish "Enviado el:", Gmail's Dutch and Spanish attributions, the German forward header) and
 its whole-text regular expressions take quadratic time on one long line (33 s for a 40 kB
@@ -139,17 +144,44 @@ def strip_reply(text: str) -> str:
     """The part of a mail body the sender wrote in this message."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     kept: list[str] = []
+    skip_to = 0  # the lines of an attribution already passed
     for index, line in enumerate(lines):
+        if index < skip_to:
+            continue
         if line.rstrip() == "--":
             break  # signature
-        if quoted_history_starts(lines, index):
-            break
         if line.lstrip().startswith(">"):
             continue
+        if len(line) <= LONGEST and _is_attribution(lines, index):
+            following = _next_text(lines, index + 1)
+            if following is not None and lines[following].lstrip().startswith(">"):
+                # A bottom-posted or interleaved reply: the quote is `>`-marked, so what
+                # follows it without a mark is the sender's own (unless more history).
+                skip_to = following
+                continue
+            if not any(ln.strip() for ln in kept) and not _looks_dated(line):
+                kept.append(line.rstrip())  # his own prose: "On the matter, Carla wrote:"
+                continue
+            break
+        if quoted_history_starts(lines, index):
+            break
         kept.append(line.rstrip())
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept)
+
+
+def _next_text(lines: Sequence[str], start: int) -> int | None:
+    """The index of the first line from start holding text, if any."""
+    for index in range(start, min(len(lines), start + 8)):
+        if lines[index].strip():
+            return index
+    return None
+
+
+def _looks_dated(line: str) -> bool:
+    """A client's attribution names a date or an address; a player's sentence rarely does."""
+    return "@" in line or bool(re.search(r"\d", line))
 
 
 def quoted_history_starts(lines: Sequence[str], index: int) -> bool:
