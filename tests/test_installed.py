@@ -179,7 +179,9 @@ def test_the_readmes_quick_start_replays_to_bob_rossis_win(installed: Installed)
     (block,) = sh_blocks("Quick start: replay a whole game")
     sent = installed.source / "sent.mbox"
     sent.unlink(missing_ok=True)
+    shutil.rmtree(installed.source / "site", ignore_errors=True)
     done = installed.shell(block, installed.source)
+    assert (installed.source / "site" / "index.html").is_file(), done.stderr
     mails = int(readme_figure(r"`sent\.mbox` holds the ([\d,]+) mails").replace(",", ""))
     assert len(mailbox.mbox(str(sent))) == mails, "update the README's mail count"
     points = readme_figure(r"Bob Rossi wins with (\d+) points")
