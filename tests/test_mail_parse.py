@@ -282,3 +282,14 @@ def test_prose_is_not_a_command_and_help_lists_every_command() -> None:
     rows = help_rows("it")
     assert any(r["syntax"].startswith("VOTO") for r in rows)
     assert len(rows) == len(help_rows("en"))
+
+
+def test_a_vote_naming_both_answers_is_not_guessed() -> None:
+    """`VOTE 301 YES NO` and `VOTE 301 NO, I mean YES` are refused as unclear (203)."""
+    from referee.mail.commands import parse_commands
+
+    for line in ("VOTE 301 YES NO", "VOTE 301 NO, I mean YES", "VOTO 301 SÌ, anzi NO"):
+        (found,) = parse_commands("bob@example.org", "", line)
+        assert found.command is None and "YES/NO" in found.problem, line
+    (kept,) = parse_commands("bob@example.org", "", "VOTE 301 YES, a fine rule")
+    assert kept.command == Vote("bob@example.org", 301, True)

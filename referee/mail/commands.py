@@ -172,6 +172,11 @@ def _vote(args: Args) -> Command:
     words = _need(args, 2)
     number = _number(words[0])
     answer = fold(words[1]).rstrip(".!,")
+    later = {fold(w).strip(".!,;:()") for w in words[2:]} - {"Y", "N"}
+    opposite = NO_WORDS if answer in YES_WORDS else YES_WORDS if answer in NO_WORDS else ()
+    if later.intersection(opposite):
+        # "VOTE 301 YES NO", "VOTE 301 NO, I mean YES": which one? Never guess a ballot (203).
+        raise SyntaxProblem(f"YES/NO: {' '.join(words[1:])!r}")
     if answer in YES_WORDS:
         return Vote(args.sender, number, True)
     if answer in NO_WORDS:
