@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from referee.counts import counted
+
 # --- the parts of a document ----------------------------------------------------------------
 
 
@@ -638,7 +640,8 @@ def summary(doc: Document) -> list[str]:
         f"title: {doc.title.splitlines()[0] if doc.title else '(none)'}",
         f"preamble: {len(doc.preamble)} characters" if doc.preamble else "preamble: (none)",
         f"numbering: {doc.numbering}; {len(doc.headings)} heading(s), "
-        f"{len(doc.sections)} rule(s), deepest {max((s.depth for s in doc.sections), default=0)}",
+        f"{counted(len(doc.sections), 'rule')}, "
+        f"deepest {max((s.depth for s in doc.sections), default=0)}",
     ]
     for part in doc.parts:
         indent = "  " * (part.depth - 1)

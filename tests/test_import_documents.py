@@ -26,6 +26,7 @@ from examples.make_examples import CONFIG as EXAMPLE_CONFIG
 from referee import importer
 from referee.core import labels
 from referee.core.model import Rule
+from referee.counts import counted
 from tests.helpers import ADA, BOB, CARLA, T0
 from tests.test_cli import cli
 
@@ -154,7 +155,7 @@ def test_import_keeps_every_character_and_export_gives_the_document_back(
     folder = tmp_path / "rules"
     done = cli("import", case.path, "--out", folder, *case.flags)
     assert done.returncode == 0, done.stderr
-    assert f"wrote {case.rules} rule(s)" in done.stdout
+    assert f"wrote {counted(case.rules, 'rule')} to" in done.stdout
     document = case.path.read_text(encoding="utf-8")
     # every non-space character of the document is in the folder's files, as often as there
     files = "".join(p.read_text(encoding="utf-8") for p in sorted(folder.iterdir()))

@@ -241,7 +241,7 @@ def test_a_real_game_from_the_readme_on_the_maildir(installed: Installed) -> Non
     assert "processed 3 mails" in done.stdout and "written to sent/ 3" in done.stdout
     later = (now + timedelta(days=8)).isoformat()
     done = installed.referee("run", "game.toml", "--once", "--now", later, cwd=game)
-    fired = re.search(r"(\d+) deadline\(s\)", done.stdout)
+    fired = re.search(r"(\d+) deadlines?\b", done.stdout)
     assert fired and int(fired.group(1)) >= 1, done.stdout  # the week of debate is over
     status = installed.referee("status", "game.toml", "--now", later, cwd=game).stdout
     assert "phase award" in status and "King Ada Lovelace" in status
