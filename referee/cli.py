@@ -28,7 +28,7 @@ from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
 from referee.counts import counted
 from referee.resources import ResourceError
-from referee.service import Referee
+from referee.service import Referee, roster_difference
 from referee.store.store import DatabaseDown, Store, StoreError
 
 app = typer.Typer(
@@ -174,6 +174,8 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
         )
         if "delivery" in mail:
             lines.append(f"mail: {mail['delivery']}")
+    for difference in data.get("roster", []):
+        lines.append(f"roster: {difference} (the game's players count; see 'players')")
     typer.echo("\n".join(lines))
 
 
@@ -287,6 +289,12 @@ def _run_games(
         if store.has_schema():  # a database made by an older version gets the new tables
             store.create_schema()
         services.append(Service(settings, store))
+        for difference in roster_difference(settings, services[-1].referee.state):
+            typer.echo(
+                f"{settings.game.name}: roster: {difference}; the game's players count "
+                "(nomic-referee players CONFIG list)",
+                err=True,
+            )
     if once:
         failed = 0
         for service in services:
@@ -321,9 +329,105 @@ def status(
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
             data["mail"]["delivery"] = _delivery(settings)
+            data["roster"] = roster_difference(settings, referee.state)
             _print_state(data, as_json, settings.game.timezone)
     finally:
         store.close()
+
+
+@app.command()
+def players(
+    config: ConfigArg,
+    action: Annotated[
+        str, typer.Argument(help="list | add NAME EMAIL | remove WHO | address WHO NEW")
+    ] = "list",
+    words: Annotated[list[str] | None, typer.Argument(help="the action's arguments")] = None,
+    surname: Annotated[
+        str, typer.Option(help="with add: the surname that places them in the turn order")
+    ] = "",
+    now: Annotated[str | None, typer.Option(help="act at this ISO 8601 time")] = None,
+) -> None:
+    """The game's players (after init the game's database is the roster, not the config).
+
+    add: a player from the next round, with 0 points, announced to the table; remove: the
+    player QUITs (rule 114); address: a player's mail goes to a new address. Each is an event
+    of the game's log, and its mail is sent at once.
+    """
+    from referee.core.events import Enrol, MoveAddress, Quit
+    from referee.core.step import find_player
+    from referee.runner import Service
+
+    settings = settings_from(config)
+    args = list(words or [])
+    expected = {"list": 0, "add": 2, "remove": 1, "address": 2}
+    if action not in expected:
+        fail(f"players: unknown action {action!r} (list, add, remove, address)")
+    if len(args) != expected[action]:
+        usage = {"list": "list", "add": "add 'Full Name' EMAIL", "remove": "remove WHO"}
+        fail(f"players: usage: players CONFIG {usage.get(action, 'address WHO NEW-EMAIL')}")
+    moment = parse_time(now, "--now")
+    store = Store(settings.database_url)
+    try:
+        with answers(settings, "players"):
+            if action == "list":
+                referee = Referee.open(store, settings)
+                _print_players(referee, settings)
+                return
+            service = Service(settings, store)
+            state = service.referee.state
+            event: Enrol | Quit | MoveAddress
+            if action == "add":
+                name, email = args
+                event = Enrol(_address_arg(email), name, surname)
+            else:
+                who = find_player(state, args[0])
+                if who is None:
+                    fail(f"players: no player {args[0]!r} in the game")
+                if action == "remove":
+                    event = Quit(who.email)
+                else:
+                    event = MoveAddress(who.email, _address_arg(args[1]))
+            outcome = service.operate(event, moment)
+            if not outcome.ok:
+                fail(f"players {action}: refused: {outcome.code} {outcome.data}", 1)
+            typer.echo(f"players {action}: done ({outcome.code}); the table is told")
+    finally:
+        store.close()
+
+
+def _address_arg(text: str) -> str:
+    from referee.config import email_address
+
+    try:
+        return email_address(text, "players")
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def _print_players(referee: Referee, settings: Settings) -> None:
+    state = referee.state
+    from referee.core.order import turn_order
+
+    ordered = [*turn_order(state), *(p for p in state.players if not p.active)]
+    for p in ordered:
+        notes = []
+        if p.email == state.king:
+            notes.append("King")
+        if not p.active:
+            notes.append("left")
+        elif p.first_round > state.rounds_completed:
+            notes.append(f"turns from round {p.first_round + 1}")
+        if p.first_proposal > 0 and p.active:
+            notes.append(f"votes from proposal {p.first_proposal}")
+        extra = f" ({', '.join(notes)})" if notes else ""
+        typer.echo(f"{p.score:>5}  {p.name} <{p.email}>{extra}")
+    for request in state.requests:
+        if request.status.value == "pending":
+            typer.echo(
+                f"request {request.number}: {request.name} <{request.email}> waits for the King"
+            )
+    for difference in roster_difference(settings, state):
+        typer.echo(f"roster: {difference}")
 
 
 def _replaceable(path: Path) -> bool:

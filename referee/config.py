@@ -91,6 +91,7 @@ class LimitsConfig:
     commands_per_day: int = 300  # per sender
     empty_replies_per_day: int = 3  # "no command found" answers per sender (stops loops)
     stranger_notes_per_day: int = 20  # notes to unknown senders, all of them together
+    joins_per_day: int = 10  # requests to join (confirmation mails) from strangers, all together
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,11 @@ def _email(value: str, where: str) -> str:
     if not local or "." not in domain or " " in address or not address.isascii():
         raise ConfigError(f"{where}: {value!r} is not an email address")
     return address
+
+
+def email_address(value: str, where: str) -> str:
+    """An address as the referee keeps it (lower case), or ConfigError naming `where`."""
+    return _email(value, where)
 
 
 def load_settings(path: Path) -> Settings:

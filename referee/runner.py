@@ -42,6 +42,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from referee.archive import Keeper
 from referee.config import Settings
 from referee.core import engine
+from referee.core.events import Enrol, MoveAddress, Outcome, Quit
 from referee.mail import intake
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
@@ -242,6 +243,25 @@ class Service:
             raise GameBusy(f"the game {self.name!r} is being worked by {holder}; nothing done")
         try:
             return self._once(now or self.clock())
+        finally:
+            self.checkpoint()
+            self.release()
+
+    def operate(self, event: Enrol | Quit | MoveAddress, now: datetime | None = None) -> Outcome:
+        """An operator's change of the roster, made while this process holds the game, and its
+        announcement sent (`nomic-referee players`)."""
+        if not self.acquire():
+            holder = self.store.holder(self.game_id, lease_now()) or "another process"
+            raise GameBusy(
+                f"the game {self.name!r} is being worked by {holder}: stop its "
+                "'nomic-referee run' first, then change the players; nothing done"
+            )
+        try:
+            moment = now or self.clock()
+            outcome = self.referee.operate(event, moment)
+            if self.postman is not None:
+                asyncio.run(self.postman.deliver_due(moment))
+            return outcome
         finally:
             self.checkpoint()
             self.release()

@@ -16,20 +16,33 @@ from typing import Any
 
 from referee import rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import codec, engine, outcomes
+from referee.core import codec, engine, outcomes, procedure
 from referee.core.appeals import crown_due
 from referee.core.engine import Decision
-from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
+from referee.core.events import (
+    EVERYONE,
+    AskToJoin,
+    Command,
+    Effect,
+    Enrol,
+    MoveAddress,
+    Notice,
+    Outcome,
+    Quit,
+    Reason,
+    Tick,
+)
 from referee.core.model import GameState, Player
 from referee.core.step import DAY
-from referee.mail import intake, outgoing
+from referee.core.threads import Thread
+from referee.mail import confirm, intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
-from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
+from referee.store.store import Pending, SenderDay, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
 log = logging.getLogger("referee")
@@ -177,6 +190,25 @@ class Referee:
         self.last_at = max(self.last_at, at)
         log.info("deadline at %s: phase %s", at.isoformat(), decision.state.phase.value)
 
+    # ----- the operator --------------------------------------------------------------------
+
+    def operate(self, event: Enrol | Quit | MoveAddress, at: datetime) -> Outcome:
+        """An operator's change of the roster (`nomic-referee players`): an event of the log,
+        announced to the table like the same change made by mail (201, 114)."""
+        at = max(utc(at), self.last_at)
+        self.advance(at)
+        decision = engine.decide(self.state, event, at)
+        outcome, notices = _split(decision)
+        if outcome.ok:
+            with self.store.unit(self.game_id) as work:
+                work.append_event(codec.event_to_data(event), at, None)
+                self._emit(work, notices, at, decision.state, inbound=None)
+                work.save_state(decision.state)
+            self.state = decision.state
+            self.last_at = at
+        log.info("operator: %s -> %s", type(event).__name__, outcome.code)
+        return outcome
+
     # ----- inbound mail ---------------------------------------------------------------------
 
     def receive(self, raw: bytes, at: datetime, size: int | None = None) -> Receipt:
@@ -233,6 +265,9 @@ class Referee:
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
         player = state.player(mail.sender)
         if player is None:
+            answered = self._stranger(work, mail, raw, at, state)
+            if answered is not None:
+                return answered
             work.record_inbound(mail, at, InboundStatus.STRANGER)
             sent = 0
             day = at.date().isoformat()
@@ -285,6 +320,11 @@ class Referee:
                     )
                 )
                 continue
+            if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
+                request: AskToJoin | MoveAddress = line.command
+                asked = self._ask_confirmation(work, mail, at, state, request)
+                items.append(_item(line.line, asked))
+                continue
             if echoes and normalise(line.line) in echoes:
                 log.warning(
                     "mail %s: %r repeats the referee's mail",
@@ -322,6 +362,140 @@ class Referee:
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
+
+    # ----- requests confirmed by reply: joining, moving (201) --------------------------------
+
+    def _stranger(
+        self, work: UnitOfWork, mail: InboundMail, raw: bytes, at: datetime, state: GameState
+    ) -> tuple[Receipt, GameState] | None:
+        """A stranger's confirmation of a request, or a request to join; None: neither."""
+        game = self.settings.game.name
+        key = confirm.confirmation_thread(mail.references, mail.in_reply_to, game)
+        pending = work.pending(at, token=key) if key else None
+        if (
+            pending is not None
+            and pending.address == mail.sender
+            and confirm.bare_yes(mail.own_words)
+        ):
+            return self._confirmed(work, mail, raw, at, state, pending)
+        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        join = next((p for p in parsed if p.spec.name == "join"), None)
+        if join is None:
+            return None
+        work.record_inbound(mail, at, InboundStatus.STRANGER, "join", 1)
+        refusal = self._screen(mail, raw)
+        if refusal is None and join.command is None:
+            syntax = outcomes.Syntax(
+                syntax=join.spec.syntax(self.settings.game.language), problem=join.problem
+            )
+            refusal = Outcome(syntax)
+        if refusal is None and isinstance(join.command, AskToJoin):
+            asked = self._ask_confirmation(work, mail, at, state, join.command)
+            if asked.ok:  # the confirmation mail is the answer
+                return Receipt(mail.message_id, InboundStatus.STRANGER, 1, 0, 1), state
+            refusal = asked
+        assert refusal is not None
+        sent = 0
+        day = at.date().isoformat()
+        if work.first_note_today(mail.sender, day, self.settings.limits.stranger_notes_per_day):
+            sent = self._reply(work, mail, at, state, [_item(join.line, refusal)])
+        return Receipt(mail.message_id, InboundStatus.STRANGER, 1, 1, sent), state
+
+    def _ask_confirmation(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        command: AskToJoin | MoveAddress,
+    ) -> Outcome:
+        """Check a request to join or move now, and mail its address for a confirmation."""
+        refused = procedure.bar(state, command)
+        if refused is not None:
+            return Outcome(refused)
+        if isinstance(command, MoveAddress):
+            address, kind = command.new, "address"
+            if state.player(address) is not None:
+                return Outcome(outcomes.AddressTaken(email=address))
+        else:
+            address, kind = command.sender, "join"
+            if any(r.email == address and r.status == "pending" for r in state.requests):
+                return Outcome(outcomes.RequestPending(email=address))
+            limit = self.settings.limits.joins_per_day
+            if work.joins_today(at.date().isoformat()) >= limit:
+                return Outcome(outcomes.JoinsFull(limit=limit))
+        if work.pending(at, address=address) is not None:
+            return Outcome(outcomes.RequestPending(email=address))
+        me = state.player(mail.sender)
+        name = command.name if isinstance(command, AskToJoin) else (me.name if me else "")
+        request = Pending(confirm.token(mail.dedupe_key, kind), kind, address, name, command.sender)
+        work.add_pending(request, at)
+        self._mail_confirmation(work, mail, at, request)
+        if isinstance(command, MoveAddress):
+            return Outcome(outcomes.AddressConfirmSent(new=address))
+        return Outcome(outcomes.JoinConfirmSent(name=name))
+
+    def _mail_confirmation(
+        self, work: UnitOfWork, mail: InboundMail, at: datetime, request: Pending
+    ) -> None:
+        self.queued += 1
+        if not self.render:
+            return
+        game, address = self.settings.game.name, self.settings.game.address
+        rendered = self.renderer.render(
+            "confirm",
+            {"kind": request.kind, "name": request.name, "new": request.address},
+        )
+        thread = Thread.confirm(request.token)
+        envelope = outgoing.Envelope(
+            game=game,
+            address=address,
+            recipient=request.address,
+            recipient_name=request.name,
+            message_id=outgoing.thread_message_id(game, address, thread, mail.dedupe_key),
+            at=at,
+            auto="auto-replied",
+            in_reply_to=mail.thread_id if request.kind == "join" else "",
+            references=(mail.thread_id,) if request.kind == "join" else (),
+        )
+        work.enqueue(
+            envelope.message_id, request.address, "confirm", outgoing.build(rendered, envelope), at
+        )
+
+    def _confirmed(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        raw: bytes,
+        at: datetime,
+        state: GameState,
+        pending: Pending,
+    ) -> tuple[Receipt, GameState]:
+        """The address said yes: the request becomes an event of the game."""
+        work.record_inbound(mail, at, InboundStatus.PROCESSED, "confirmation", 1)
+        command: Command = (
+            AskToJoin(mail.sender, pending.name)
+            if pending.kind == "join"
+            else MoveAddress(pending.old, pending.address)
+        )
+        spell = "JOIN" if pending.kind == "join" else "ADDRESS"
+        refusal = self._screen(mail, raw)
+        if refusal is not None:
+            sent = self._reply(work, mail, at, state, [_item(spell, refusal)])
+            return Receipt(mail.message_id, InboundStatus.PROCESSED, 1, 1, sent), state
+        decision = engine.decide(state, command, at)
+        outcome, notices = _split(decision)
+        if outcome.ok:
+            work.append_event(codec.event_to_data(command), at, mail.message_id)
+            work.confirmed(pending.token)
+            state = decision.state
+        log.info("mail %s: %s confirmed -> %s", _shown(mail.message_id), spell, outcome.code)
+        line = f"{spell} {pending.name if pending.kind == 'join' else pending.address}"
+        sent = self._reply(work, mail, at, state, [_item(line, outcome)])
+        if outcome.ok:
+            sent += self._emit(work, notices, at, state, inbound=mail.dedupe_key)
+        refused = 0 if outcome.ok else 1
+        return Receipt(mail.message_id, InboundStatus.PROCESSED, 1, refused, sent), state
 
     def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
         """A player's mail that cannot be read or believed gets only a refusal."""
@@ -486,11 +660,33 @@ _SPEC_NAMES = {
     "Crown": "crown",
     "NameChampion": "champion",
     "NameWinner": "winner",
+    "Admit": "admit",
 }
 
 
 def _spec_for(command: object) -> str:
     return _SPEC_NAMES.get(type(command).__name__, "")
+
+
+def roster_difference(settings: Settings, state: GameState) -> list[str]:
+    """How the config's players differ from the game's, one line each (after `init` the
+    game's database is the roster; the config is only read by `init`)."""
+    lines = []
+    listed = {p.email: p for p in settings.players}
+    for entry in settings.players:
+        player = state.player(entry.email)
+        if player is None:
+            lines.append(f"{entry.name} <{entry.email}> is in the config but not in the game")
+        elif not player.active:
+            lines.append(f"{player.name} <{entry.email}> is in the config but left the game")
+        elif player.name != entry.name:
+            lines.append(
+                f"<{entry.email}> is {entry.name!r} in the config, {player.name!r} in the game"
+            )
+    for player in state.active_players:
+        if player.email not in listed:
+            lines.append(f"{player.name} <{player.email}> plays but is not in the config")
+    return lines
 
 
 def reply_subject(subject: str) -> str:
@@ -503,8 +699,14 @@ def reply_subject(subject: str) -> str:
 def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:
     if to == EVERYONE:
         return list(state.active_players)
-    found = [state.player(email) for email in to]
-    return [p for p in found if p is not None]
+    found: list[Player] = []
+    for email in to:
+        player = state.player(email)
+        if player is None:  # an applicant, or the address a player moved from
+            names = [r.name for r in state.requests if r.email == email]
+            player = Player(names[-1] if names else "", email, "")
+        found.append(player)
+    return found
 
 
 def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:

@@ -15,6 +15,7 @@ from referee.core.events import (
     Award,
     Confirm,
     Crown,
+    Enrol,
     Event,
     Extend,
     GiveRuling,
@@ -122,7 +123,7 @@ STEP = st.tuples(
 
 def resolve(event: Event, state: GameState) -> Event:
     """Stand-ins: @turn is whoever's turn it is, @king the King, number 0 the current proposal."""
-    if isinstance(event, Tick):
+    if isinstance(event, Tick | Enrol):
         return event
     sender = event.sender
     if sender == "@turn":

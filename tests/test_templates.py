@@ -134,6 +134,15 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "majority_now": {"rule": 204, "rounds": 2},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
+    "join_prompt": {
+        "number": 1,
+        "name": "Eve Noether",
+        "email": "eve@example.net",
+        "round": 3,
+        "reminder": False,
+    },
+    "join_refused": {"name": "Eve Noether", "king": "Ada"},
+    "address_moved": {"player": "Bob", "old": "bob@example.org", "new": "bob@new.example"},
 }
 
 
@@ -175,6 +184,12 @@ DATA: dict[str, dict[str, Any]] = {
     "parameter_set": {"rule": 305, "name": "winning_score", "value": "50"},
     "winner_named": {"winner": "Bob"},
     "help": {},
+    "join_asked": {"name": "Eve Noether", "king": "Ada"},
+    "join_confirm_sent": {"name": "Eve Noether"},
+    "admitted": {"name": "Eve Noether", "yes": True, "round": 3},
+    "address_moved": {"name": "Bob", "new": "bob@new.example"},
+    "address_confirm_sent": {"new": "bob@new.example"},
+    "enrolled": {"name": "Eve Noether", "round": 3},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -212,6 +227,7 @@ REASON_DATA: dict[str, Any] = {
     "queued": 300,
     "what": "commands",
     "where": "proposal 301",
+    "email": "eve@example.net",
 }
 
 

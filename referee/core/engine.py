@@ -14,6 +14,7 @@ concern, each module over the step context of `step`:
 | 203, 204, 206, 208, 110 (votes, the close, the dissent bonus) | `voting` |
 | 201, 202, 204, 209 (turns, rounds, the award, winning, the tie) | `turns` |
 | 212, 213, 214, 215 (appeals, Champions, deposition, the crown) | `appeals` |
+| 201, 203 (who joins, from which round and proposal; who moves address) | `roster` |
 | 112, 202, 203, 213 deadlines and reminders | `clock` |
 | 205 (what one step changed in rules and scores) | `changes` |
 """

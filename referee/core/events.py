@@ -177,6 +177,40 @@ class Query:
 
 
 @dataclass(frozen=True)
+class AskToJoin:
+    """JOIN Full Name, confirmed from the address: a stranger asks the King to play (201)."""
+
+    sender: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Admit:
+    """The King's yes or no to request N to join (ADMIT N YES|NO, or a bare reply)."""
+
+    sender: str
+    request: int
+    yes: bool
+
+
+@dataclass(frozen=True)
+class MoveAddress:
+    """ADDRESS new@..., confirmed from the new address: a player moves (the player stays)."""
+
+    sender: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Enrol:
+    """The operator adds a player (`nomic-referee players CONFIG add`), as if admitted."""
+
+    email: str
+    name: str
+    surname: str = ""
+
+
+@dataclass(frozen=True)
 class Tick:
     """The clock: fire whatever deadline is due (112, 203, reminders)."""
 
@@ -198,8 +232,11 @@ Command = (
     | SetParameter
     | NameWinner
     | Query
+    | AskToJoin
+    | Admit
+    | MoveAddress
 )
-Event = Command | Tick
+Event = Command | Enrol | Tick
 
 EVENT_TYPES: tuple[type, ...] = (
     Propose,
@@ -218,6 +255,10 @@ EVENT_TYPES: tuple[type, ...] = (
     SetParameter,
     NameWinner,
     Query,
+    AskToJoin,
+    Admit,
+    MoveAddress,
+    Enrol,
     Tick,
 )
 

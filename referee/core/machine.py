@@ -34,14 +34,18 @@ from referee.core.clock import tick
 from referee.core.events import (
     EVERYONE,
     Accuse,
+    Admit,
     Agree,
+    AskToJoin,
     Award,
     Command,
     Confirm,
     Crown,
+    Enrol,
     Event,
     Extend,
     GiveRuling,
+    MoveAddress,
     NameChampion,
     NameWinner,
     OpenAppeal,
@@ -63,14 +67,15 @@ from referee.core.model import (
     ProposalStatus,
 )
 from referee.core.numbering import first_proposal_number
-from referee.core.order import turn_order
+from referee.core.order import rotation
 from referee.core.proposals import extend, propose, revise
+from referee.core.roster import admit, ask_to_join, enrol, move_address
 from referee.core.step import Decision, Refusal, Step
 from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
 from referee.core.voting import close_vote, everyone_voted, vote
 
 
-def command(step: Step, cmd: Command) -> None:
+def command(step: Step, cmd: Command | Enrol) -> None:
     handler = HANDLERS[type(cmd)]
     before = step.state
     try:
@@ -84,7 +89,7 @@ def command(step: Step, cmd: Command) -> None:
     step.effects.insert(0, Outcome(done))
 
 
-def gate(step: Step, cmd: Command) -> None:
+def gate(step: Step, cmd: Command | Enrol) -> None:
     """The one legality check, from the table in `procedure` (every rule of who and when)."""
     refused = procedure.bar(step.state, cmd)
     if refused is not None:
@@ -207,7 +212,7 @@ def start_game(state: GameState, now: datetime) -> Decision:
     first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
     step = Step(replace(state, next_proposal_number=first), now)
     step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
-    order = turn_order(step.state)
+    order = rotation(step.state)
     if order:
         start_turn(step, order[0].email)
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
@@ -242,4 +247,8 @@ HANDLERS: dict[type, Handler] = {
     SetParameter: set_parameter,
     NameWinner: name_winner,
     Query: query,
+    AskToJoin: ask_to_join,
+    Admit: admit,
+    MoveAddress: move_address,
+    Enrol: enrol,
 }

@@ -84,6 +84,25 @@ class Player:
     surname: str
     score: int = 0
     active: bool = True
+    first_round: int = 0  # 201: a newcomer takes turns from the round after joining
+    first_proposal: int = 0  # 203: a newcomer votes on proposals circulated after joining
+
+
+class RequestStatus(enum.StrEnum):
+    PENDING = "pending"  # waiting for the King's yes or no
+    ADMITTED = "admitted"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """A stranger's confirmed request to join, numbered 1, 2, ...; the King answers it."""
+
+    number: int
+    email: str
+    name: str
+    asked_at: datetime
+    status: RequestStatus = RequestStatus.PENDING
 
 
 @dataclass(frozen=True)
@@ -255,6 +274,7 @@ class GameState:
     crown_reminder_at: datetime | None = None  # the next daily reminder to crown a successor
     parameter_questions: tuple[ParameterQuestion, ...] = ()
     rule_204_amended: bool = False
+    requests: tuple[JoinRequest, ...] = ()  # requests to join, answered or not
     events: int = 0  # how many events have been applied (a sequence for stable ids)
     extra: tuple[tuple[str, str], ...] = field(default=())
 
@@ -269,6 +289,16 @@ class GameState:
     @property
     def active_players(self) -> tuple[Player, ...]:
         return tuple(p for p in self.players if p.active)
+
+    def request(self, number: int) -> JoinRequest | None:
+        for r in self.requests:
+            if r.number == number:
+                return r
+        return None
+
+    def voters_on(self, proposal: Proposal) -> tuple[Player, ...]:
+        """Who votes on a proposal: active players who had joined when it was circulated."""
+        return tuple(p for p in self.active_players if p.first_proposal <= proposal.number)
 
     def proposal(self, number: int) -> Proposal | None:
         for p in self.proposals:

@@ -46,6 +46,11 @@ class NoticeKind(enum.StrEnum):
     PARAMETER_PROMPT = "parameter_prompt"
     TIE_PROMPT = "tie_prompt"  # 209
     WINNER = "winner"  # 209, 215
+    JOIN_PROMPT = "join_prompt"  # the King answers a request to join
+    JOIN_REFUSED = "join_refused"  # to the applicant
+    PLAYER_JOINED = "player_joined"  # 201: to the table
+    WELCOME = "welcome"  # 101, 205: to the newcomer, with the ruleset
+    ADDRESS_MOVED = "address_moved"  # to the table
 
 
 View = dict[str, Any]  # a plain-data view of a proposal or an appeal (referee.core.view)
@@ -292,6 +297,63 @@ class Winner(NoticePayload):
     number: int = 0  # the number that rule has now (109), which the mail cites
 
 
+@dataclass(frozen=True)
+class JoinPrompt(NoticePayload):
+    """The King's yes or no to a confirmed request to join; `round` is the newcomer's first."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.JOIN_PROMPT
+    number: int
+    name: str
+    email: str
+    round: int
+    reminder: bool = False
+
+
+@dataclass(frozen=True)
+class JoinRefused(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.JOIN_REFUSED
+    name: str
+    king: str
+
+
+@dataclass(frozen=True)
+class PlayerJoined(NoticePayload):
+    """201: who joined, from which round they take turns, from which proposal they vote."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.PLAYER_JOINED
+    player: str
+    round: int
+    first_proposal: int
+    order: list[str]  # the turn order from that round
+    turn_rule: int  # the number now of the rule of turn order (201)
+    by: str  # "king" | "operator"
+
+
+@dataclass(frozen=True)
+class Welcome(NoticePayload):
+    """To a newcomer: how to play, then the ruleset and the scores (101, 205)."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.WELCOME
+    player: str
+    round: int
+    first_proposal: int
+    turn_rule: int
+    rules: list[View]
+    scores: list[View]
+    adoption: str
+    parameters: dict[str, int]
+    king: str
+    house_values: list[View]
+
+
+@dataclass(frozen=True)
+class AddressMoved(NoticePayload):
+    kind: ClassVar[NoticeKind] = NoticeKind.ADDRESS_MOVED
+    player: str
+    old: str
+    new: str
+
+
 PAYLOADS: tuple[type[NoticePayload], ...] = (
     GameStarted,
     Ruleset,
@@ -319,6 +381,11 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     ParameterPrompt,
     TiePrompt,
     Winner,
+    JoinPrompt,
+    JoinRefused,
+    PlayerJoined,
+    Welcome,
+    AddressMoved,
 )
 PAYLOAD_OF: dict[NoticeKind, type[NoticePayload]] = {p.kind: p for p in PAYLOADS}
 

@@ -21,3 +21,8 @@ def player_key(player: Player) -> tuple[str, str, str]:
 def turn_order(state: GameState) -> tuple[Player, ...]:
     """Active players in the order they take turns (201)."""
     return tuple(sorted(state.active_players, key=player_key))
+
+
+def rotation(state: GameState) -> tuple[Player, ...]:
+    """The players who take turns in the round in progress: a newcomer waits for the next (201)."""
+    return tuple(p for p in turn_order(state) if p.first_round <= state.rounds_completed)

@@ -39,6 +39,12 @@ class Done(enum.StrEnum):
     HISTORY = "history"
     SCORES = "scores"
     HELP = "help"
+    JOIN_ASKED = "join_asked"  # a confirmed request reached the King
+    JOIN_CONFIRM_SENT = "join_confirm_sent"  # the mail layer asked the address to confirm
+    ADMITTED = "admitted"  # the King's yes or no
+    ADDRESS_MOVED = "address_moved"
+    ADDRESS_CONFIRM_SENT = "address_confirm_sent"  # the new address is asked to confirm
+    ENROLLED = "enrolled"  # the operator added a player
 
 
 class Reason(enum.StrEnum):
@@ -97,6 +103,13 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    # The roster (201, 114): who may join, vote and move.
+    ALREADY_PLAYING = "already_playing"
+    REQUEST_PENDING = "request_pending"
+    UNKNOWN_REQUEST = "unknown_request"
+    ADDRESS_TAKEN = "address_taken"
+    NOT_A_VOTER = "not_a_voter"  # joined after the proposal was circulated
+    JOINS_FULL = "joins_full"  # the day's requests from strangers are used up
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -605,6 +618,84 @@ class QuotedNotice(Refused):
     where: str
 
 
+@dataclass(frozen=True)
+class JoinAsked(Accepted):
+    code: ClassVar[Done] = Done.JOIN_ASKED
+    name: str
+    king: str
+
+
+@dataclass(frozen=True)
+class JoinConfirmSent(Accepted):
+    code: ClassVar[Done] = Done.JOIN_CONFIRM_SENT
+    name: str
+
+
+@dataclass(frozen=True)
+class Admitted(Accepted):
+    code: ClassVar[Done] = Done.ADMITTED
+    name: str
+    yes: bool
+    round: int  # the round in which the newcomer first takes a turn
+
+
+@dataclass(frozen=True)
+class AddressMoved(Accepted):
+    code: ClassVar[Done] = Done.ADDRESS_MOVED
+    name: str
+    new: str
+
+
+@dataclass(frozen=True)
+class AddressConfirmSent(Accepted):
+    code: ClassVar[Done] = Done.ADDRESS_CONFIRM_SENT
+    new: str
+
+
+@dataclass(frozen=True)
+class Enrolled(Accepted):
+    code: ClassVar[Done] = Done.ENROLLED
+    name: str
+    round: int
+
+
+@dataclass(frozen=True)
+class AlreadyPlaying(Refused):
+    code: ClassVar[Reason] = Reason.ALREADY_PLAYING
+    email: str
+
+
+@dataclass(frozen=True)
+class RequestPending(Refused):
+    code: ClassVar[Reason] = Reason.REQUEST_PENDING
+    email: str
+
+
+@dataclass(frozen=True)
+class UnknownRequest(Refused):
+    code: ClassVar[Reason] = Reason.UNKNOWN_REQUEST
+    number: int
+
+
+@dataclass(frozen=True)
+class AddressTaken(Refused):
+    code: ClassVar[Reason] = Reason.ADDRESS_TAKEN
+    email: str
+
+
+@dataclass(frozen=True)
+class NotAVoter(Refused):
+    code: ClassVar[Reason] = Reason.NOT_A_VOTER
+    number: int
+    rule: int  # the number now of the rule of voting (203)
+
+
+@dataclass(frozen=True)
+class JoinsFull(Refused):
+    code: ClassVar[Reason] = Reason.JOINS_FULL
+    limit: int
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -628,6 +719,12 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     History,
     Scores,
     Help,
+    JoinAsked,
+    JoinConfirmSent,
+    Admitted,
+    AddressMoved,
+    AddressConfirmSent,
+    Enrolled,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -682,6 +779,12 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyMails,
     DailyLimit,
     QuotedNotice,
+    AlreadyPlaying,
+    RequestPending,
+    UnknownRequest,
+    AddressTaken,
+    NotAVoter,
+    JoinsFull,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -19,13 +19,17 @@ from dataclasses import dataclass
 from referee.core import outcomes
 from referee.core.events import (
     Accuse,
+    Admit,
     Agree,
+    AskToJoin,
     Award,
     Command,
     Confirm,
     Crown,
+    Enrol,
     Extend,
     GiveRuling,
+    MoveAddress,
     NameChampion,
     NameWinner,
     OpenAppeal,
@@ -63,6 +67,8 @@ class Role(enum.StrEnum):
     KING = "King"  # 202, 209, 212, 214
     JUDGE = "judge"  # the King in office, or the Champion he named (212, 213, 214)
     DEPOSED = "deposed King"  # 213
+    STRANGER = "stranger"  # anyone not playing, from a confirmed address: asks to join (201)
+    OPERATOR = "operator"  # who runs the referee: `nomic-referee players` (201, 114)
 
 
 IN_TURN = frozenset({Stage.PROPOSE, Stage.DEBATE, Stage.VOTING, Stage.AWARD, Stage.APPEAL})
@@ -124,6 +130,10 @@ TABLE: tuple[Move, ...] = (
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ""
     ),
+    Move(AskToJoin, "JOIN", Role.STRANGER, ALWAYS, "201", note="no request of theirs waits"),
+    Move(Admit, "ADMIT", Role.KING, ALWAYS, "201", note="the request waits for an answer"),
+    Move(MoveAddress, "ADDRESS", Role.PLAYER, ALWAYS, "201", note="the new address is free"),
+    Move(Enrol, "players add", Role.OPERATOR, ALWAYS, "201", note="not playing already"),
 )
 LEGALITY: Mapping[type, Move] = {move.command: move for move in TABLE}
 
@@ -136,13 +146,21 @@ def stage_of(state: GameState) -> Stage:
     return Stage(state.phase.value)
 
 
-def bar(state: GameState, cmd: Command) -> outcomes.Refused | None:
+def bar(state: GameState, cmd: Command | Enrol) -> outcomes.Refused | None:
     """The one gate: None when the table allows the move now, else why not.
 
     The order is the game's: who is playing at all; the holds on the whole game (its end, a
     tie, an appeal); the sender's role; then the part of the turn.
     """
     move = LEGALITY[type(cmd)]
+    if isinstance(cmd, Enrol | AskToJoin):  # from outside the table: only the end bars them
+        if state.phase is Phase.OVER:
+            return outcomes.GameOver(winner=_name(state, state.winner))
+        email = cmd.email if isinstance(cmd, Enrol) else cmd.sender
+        joined = state.player(email)
+        if joined is not None and joined.active:
+            return outcomes.AlreadyPlaying(email=email)
+        return None
     player = state.player(cmd.sender)
     if player is None or (move.role is not Role.ANYONE and not player.active):
         return outcomes.NotActive()

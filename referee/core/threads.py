@@ -19,10 +19,20 @@ class ThreadKind(enum.StrEnum):
     PARAMETERS = "parameters"  # 111, 211: the King confirms a rule's parameters
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
+    JOIN = "join"  # the King answers request N to join
+    CONFIRM = "confirm"  # an address confirms a request to join or to move (the mail layer)
 
 
-_PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
-_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie)")
+_PROMPTS = (
+    ThreadKind.AWARD,
+    ThreadKind.PARAMETERS,
+    ThreadKind.APPEAL,
+    ThreadKind.TIE,
+    ThreadKind.JOIN,
+)
+_NAME = re.compile(
+    r"(proposal|award|parameters|appeal|join|confirm)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie)"
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,14 @@ class Thread:
     @classmethod
     def appeal(cls, appeal_id: str) -> Thread:
         return cls(ThreadKind.APPEAL, appeal_id.upper())
+
+    @classmethod
+    def join(cls, request: int) -> Thread:
+        return cls(ThreadKind.JOIN, str(request))
+
+    @classmethod
+    def confirm(cls, token: str) -> Thread:
+        return cls(ThreadKind.CONFIRM, token.lower())
 
     @classmethod
     def tie(cls) -> Thread:

@@ -28,7 +28,7 @@ from referee.core.model import (
     Phase,
     ProposalStatus,
 )
-from referee.core.order import player_key, turn_order
+from referee.core.order import player_key, rotation, turn_order
 from referee.core.step import DAY, RULE_ADOPTION, Refusal, Step
 from referee.core.threads import Thread
 
@@ -58,7 +58,7 @@ def end_turn(step: Step, completed: bool) -> None:
     if completed and current is not None and current not in taken:
         taken = (*taken, current)
     step.state = replace(s, turns_taken=taken, reminder_at=None)
-    active = {p.email for p in step.state.active_players}
+    active = {p.email for p in rotation(step.state)}
     if active and active <= set(taken):
         step.state = replace(
             step.state, turns_taken=(), rounds_completed=step.state.rounds_completed + 1
@@ -81,7 +81,7 @@ def next_turn_or_hold(step: Step) -> None:
 
 
 def player_after(step: Step, email: str | None) -> str | None:
-    order = turn_order(step.state)
+    order = rotation(step.state)
     if not order:
         return None
     if email is None:

@@ -167,7 +167,9 @@ def status_data(state: GameState) -> dict[str, Any]:
         "missing": [
             p.name
             for p in turn_order(state)
-            if current is not None and current.vote_of(p.email) is None
+            if current is not None
+            and current.vote_of(p.email) is None
+            and p.first_proposal <= current.number
         ]
         if state.phase in (Phase.DEBATE, Phase.VOTING)
         else [],

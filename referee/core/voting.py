@@ -34,9 +34,14 @@ from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 from referee.core.turns import check_winner, prompt_award
 
+RULE_VOTING = 203  # identity of the rule of voting, cited when a newcomer may not vote
+
 
 def vote(step: Step, cmd: Vote) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number)
+    if step.state.player(cmd.sender) not in step.state.voters_on(proposal):  # joined since
+        rule = step.state.current_number(RULE_VOTING)
+        raise Refusal(outcomes.NotAVoter(number=proposal.number, rule=rule))
     before = proposal.vote_of(cmd.sender)
     votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
     step.state = step.state.with_proposal(replace(proposal, votes=votes))
@@ -51,14 +56,14 @@ def everyone_voted(step: Step) -> bool:
     if proposal is None:
         return False
     voted = {who for who, _ in proposal.votes}
-    return all(p.email in voted for p in step.state.active_players)
+    return all(p.email in voted for p in step.state.voters_on(proposal))
 
 
 def close_vote(step: Step) -> None:
     """203: publish who voted how; 204/110: adopted or not; 206: dissenters' bonus."""
     proposal = step.state.current
     assert proposal is not None
-    voters = step.state.active_players
+    voters = step.state.voters_on(proposal)  # 203: who had joined when it was circulated
     ballots = {who: yes for who, yes in proposal.votes if step.state.player(who) in voters}
     yes = sum(1 for v in ballots.values() if v)
     unanimous = bool(voters) and yes == len(voters)
@@ -94,6 +99,7 @@ def close_vote(step: Step) -> None:
             "vote": "yes" if ballots.get(p.email) else "no" if p.email in ballots else "abstain",
         }
         for p in turn_order(step.state)
+        if p in voters
     ]
     step.notify(
         EVERYONE,
@@ -133,5 +139,8 @@ def dissent_bonus(step: Step, ballots: dict[str, bool], number: int) -> None:
 
 def missing_voters(step: Step) -> list[str]:
     proposal = step.state.current
-    voted = {who for who, _ in proposal.votes} if proposal else set()
-    return [p.name for p in turn_order(step.state) if p.email not in voted]
+    if proposal is None:
+        return []
+    voted = {who for who, _ in proposal.votes}
+    voters = step.state.voters_on(proposal)
+    return [p.name for p in turn_order(step.state) if p.email not in voted and p in voters]

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 
 from referee.core.events import (
     Accuse,
+    Admit,
     Agree,
+    AskToJoin,
     Award,
     Command,
     Confirm,
     Crown,
     Extend,
     GiveRuling,
+    MoveAddress,
     NameChampion,
     NameWinner,
     OpenAppeal,
@@ -279,6 +282,34 @@ def _confirm(args: Args) -> Command:
     number, ref, used = _rule_ref(_need(args, 1))
     _exactly(args, used)
     return Confirm(args.sender, number or 0, ref)
+
+
+def _join(args: Args) -> Command:
+    name = " ".join(args.words).strip()
+    if len(name.split()) < 2 or len(name) > 120 or not any(c.isalpha() for c in name):
+        raise SyntaxProblem("Full Name")
+    return AskToJoin(args.sender, name)
+
+
+_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+
+
+def _address(args: Args) -> Command:
+    written = _exactly(args, 1)[0].strip("<>,;")
+    if _ADDRESS.fullmatch(written) is None or len(written) > 254:
+        raise SyntaxProblem(f"new@...: {written!r}")
+    return MoveAddress(args.sender, written.lower())
+
+
+def _admit(args: Args) -> Command:
+    words = _exactly(args, 2)
+    number = _number(words[0])
+    answer = fold(words[1]).rstrip(".!,")
+    if answer in YES_WORDS:
+        return Admit(args.sender, number, True)
+    if answer in NO_WORDS:
+        return Admit(args.sender, number, False)
+    raise SyntaxProblem(f"YES/NO: {words[1]!r}")
 
 
 def _text(make: Callable[[str, str], Command]) -> Builder:
@@ -541,6 +572,39 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "lascia il gioco",
         _no_args(Quit),
         rules="114",
+    ),
+    CommandSpec(
+        "join",
+        "JOIN",
+        "ENTRO",
+        "JOIN <Full Name>",
+        "ENTRO <Nome Cognome>",
+        "not playing yet: ask to join (you confirm by reply, then the King decides)",
+        "chi non gioca ancora: chiedi di entrare (confermi rispondendo, poi decide il Re)",
+        _join,
+        rules="201",
+    ),
+    CommandSpec(
+        "admit",
+        "ADMIT",
+        "AMMETTO",
+        "ADMIT N YES|NO",
+        "AMMETTO N SÌ|NO",
+        "the King: answer request N to join",
+        "il Re: rispondi alla richiesta N di entrare",
+        _admit,
+        rules="201",
+    ),
+    CommandSpec(
+        "address",
+        "ADDRESS",
+        "INDIRIZZO",
+        "ADDRESS new@example.org",
+        "INDIRIZZO nuovo@example.org",
+        "move to a new address (you confirm from the new one)",
+        "passa a un nuovo indirizzo (confermi da quello nuovo)",
+        _address,
+        rules="201",
     ),
     CommandSpec(
         "status",

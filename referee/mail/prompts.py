@@ -13,10 +13,18 @@ from __future__ import annotations
 import re
 
 from referee.core.engine import find_player
-from referee.core.events import Award, Command, Confirm, Crown, NameChampion, NameWinner
+from referee.core.events import (
+    Admit,
+    Award,
+    Command,
+    Confirm,
+    Crown,
+    NameChampion,
+    NameWinner,
+)
 from referee.core.model import GameState, Phase
 from referee.core.threads import Thread, ThreadKind
-from referee.mail.commands import REGISTRY, fold
+from referee.mail.commands import NO_WORDS, REGISTRY, fold
 from referee.mail.outgoing import thread_in
 
 YES = ("YES", "Y", "OK", "SI", "CONFIRM", "CONFERMO", "CONFIRMED", "CONFERMATO", "KEEP")
@@ -51,6 +59,11 @@ def infer(state: GameState, sender: str, thread: Thread, text: str) -> Command |
     if thread.kind is ThreadKind.AWARD:
         number = re.fullmatch(r"(\d{1,4})(\s*(points?|punti))?", answer, re.I)
         return Award(sender, int(number.group(1))) if number else None
+    if thread.kind is ThreadKind.JOIN:
+        word = fold(answer.split()[0]).strip(".!,")
+        if thread.number is not None and word in YES + NO_WORDS:
+            return Admit(sender, thread.number, word in YES)
+        return None
     if thread.kind is ThreadKind.PARAMETERS:
         rule = state.rule_by_identity(thread.number) if thread.number is not None else None
         if rule is not None and fold(answer.split()[0]) in YES:
@@ -100,4 +113,7 @@ def spell(command: Command, language: str) -> str:
         return f"{word('champion')} {command.appeal} {command.who}"
     if isinstance(command, NameWinner):
         return f"{word('winner')} {command.who}"
+    if isinstance(command, Admit):
+        yes, no = ("SÌ", "NO") if italian else ("YES", "NO")
+        return f"{word('admit')} {command.request} {yes if command.yes else no}"
     return ""

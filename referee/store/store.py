@@ -25,6 +25,7 @@ from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import bindparam, case, delete, func, insert, inspect, text, update
 from sqlalchemy import event as sa_event
+from sqlalchemy import select as columns
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
@@ -34,6 +35,7 @@ from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
 from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
+    ConfirmationRow,
     EventRow,
     GameOwnerRow,
     GameRow,
@@ -144,7 +146,8 @@ class Store:
     def delete_game(self, game_id: int) -> None:
         """Remove a game and every row of it: how a failed `init` leaves nothing behind."""
         with Session(self.engine) as session:
-            for table in (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow):
+            tables = (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow, ConfirmationRow)
+            for table in tables:
                 session.execute(delete(table).where(col(table.game_id) == game_id))
             session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
             session.commit()
@@ -494,6 +497,37 @@ _STRANGERS_T = _TABLES[StrangerRow.__tablename__]
 _OWNERS_T, _WORKERS_T = _TABLES[GameOwnerRow.__tablename__], _TABLES[WorkerRow.__tablename__]
 _OWNERS, _WORKERS, _OUTBOX = _OWNERS_T.c, _WORKERS_T.c, _OUTBOX_T.c
 _INBOUND, _EVENTS, _GAMES, _STRANGERS = _INBOUND_T.c, _EVENTS_T.c, _GAMES_T.c, _STRANGERS_T.c
+_CONFIRM_T = _TABLES[ConfirmationRow.__tablename__]
+_CONFIRM = _CONFIRM_T.c
+_CONFIRM_COLUMNS = (_CONFIRM.token, _CONFIRM.kind, _CONFIRM.address, _CONFIRM.name, _CONFIRM.old)
+_CONFIRM_BY_TOKEN = columns(*_CONFIRM_COLUMNS).where(
+    _CONFIRM.game_id == bindparam("g"),
+    _CONFIRM.token == bindparam("t"),
+    _CONFIRM.status == "pending",
+    _CONFIRM.created_at >= bindparam("since"),
+)
+_CONFIRM_BY_ADDRESS = columns(*_CONFIRM_COLUMNS).where(
+    _CONFIRM.game_id == bindparam("g"),
+    _CONFIRM.address == bindparam("a"),
+    _CONFIRM.status == "pending",
+    _CONFIRM.created_at >= bindparam("since"),
+)
+_JOINS_TODAY = (
+    select(func.count())
+    .select_from(_CONFIRM_T)
+    .where(
+        _CONFIRM.game_id == bindparam("g"),
+        _CONFIRM.kind == "join",
+        _CONFIRM.day == bindparam("d"),
+    )
+)
+_CLOSE_CONFIRM = (
+    update(_CONFIRM_T)
+    .where(_CONFIRM.game_id == bindparam("g"), _CONFIRM.token == bindparam("t"))
+    .values(status="confirmed")
+)
+_INSERT_CONFIRM = insert(_CONFIRM_T)
+CONFIRM_DAYS = 7  # a request not confirmed within a week lapses
 
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
 _SEEN = select(_INBOUND.id).where(
@@ -646,6 +680,40 @@ class UnitOfWork:
             }
         )
 
+    def pending(self, at: datetime, token: str = "", address: str = "") -> Pending | None:
+        """The request that waits for a confirmation, by its token or by who must confirm."""
+        since = at - timedelta(days=CONFIRM_DAYS)
+        if token:
+            params = {"g": self.game_id, "t": token, "since": since}
+            row = self._run(_CONFIRM_BY_TOKEN, params).first()
+        else:
+            params = {"g": self.game_id, "a": address, "since": since}
+            row = self._run(_CONFIRM_BY_ADDRESS, params).first()
+        return Pending(*row) if row is not None else None
+
+    def joins_today(self, day: str) -> int:
+        """How many requests to join strangers have made on `day` (all of them together)."""
+        return int(self._run(_JOINS_TODAY, {"g": self.game_id, "d": day}).scalar() or 0)
+
+    def add_pending(self, request: Pending, at: datetime) -> None:
+        self._run(
+            _INSERT_CONFIRM,
+            {
+                "game_id": self.game_id,
+                "token": request.token,
+                "kind": request.kind,
+                "address": request.address,
+                "name": request.name,
+                "old": request.old,
+                "created_at": at,
+                "day": at.date().isoformat(),
+                "status": "pending",
+            },
+        )
+
+    def confirmed(self, token: str) -> None:
+        self._run(_CLOSE_CONFIRM, {"g": self.game_id, "t": token})
+
     def first_note_today(self, address: str, day: str, cap: int | None = None) -> bool:
         """True once per address and day, and for at most `cap` addresses a day in all."""
         params = {"g": self.game_id, "a": address, "d": day}
@@ -655,6 +723,17 @@ class UnitOfWork:
             return False
         self._run(_INSERT_STRANGER, {"game_id": self.game_id, "address": address, "day": day})
         return True
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A request waiting for its address's confirmation (see `ConfirmationRow`)."""
+
+    token: str
+    kind: str  # join | address
+    address: str
+    name: str
+    old: str
 
 
 @dataclass(frozen=True)

@@ -112,6 +112,31 @@ class StrangerRow(SQLModel, table=True):
     day: str
 
 
+class ConfirmationRow(SQLModel, table=True):
+    """A request waiting for its address to confirm it by reply: to join, or to move (201).
+
+    `address` is who must confirm (the stranger, or the player's new address); `old` is the
+    player's address for a move. The token names the confirmation mail's thread.
+    """
+
+    __tablename__ = "confirmations"
+    __table_args__ = (
+        UniqueConstraint("game_id", "token"),
+        Index("ix_confirmations_address", "game_id", "address"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    token: str
+    kind: str  # join | address
+    address: str
+    name: str = ""
+    old: str = ""
+    created_at: datetime
+    day: str
+    status: str = "pending"  # pending | confirmed
+
+
 class MailboxRow(SQLModel, table=True):
     """The IMAP folder a game reads, with the UIDVALIDITY and the highest UID seen."""
 
