@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from examples.make_examples import SCRIPT, build
+from examples.make_examples import SCRIPT, START, build
 from referee.config import load_settings
 from referee.core import view
 from referee.replay import replay
@@ -32,7 +32,11 @@ def test_a_whole_game_by_mail_reaches_the_same_state_as_replay(
     # tests/test_one_clock.py plays it before, around and after the real date through a
     # Maildir, whose delivery times a test can set freely.
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=400)
-    settings = load_settings(live_config(tmp_path, stack, database_url))
+    config = live_config(tmp_path, stack, database_url)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace(START.isoformat(), start.isoformat()), encoding="utf-8")
+    settings = load_settings(config)
+    assert settings.game.start == start
     store = Store(settings.database_url)
     try:
         Referee.create(store, settings, start)
@@ -66,9 +70,7 @@ def test_a_whole_game_by_mail_reaches_the_same_state_as_replay(
     assert len(stack.read(REFEREE, "Processed")) == len(SCRIPT)  # ...everything processed
 
     # The same mail replayed from the archive gives the same state (213).
-    replayed = replay(
-        load_settings(live_config(tmp_path, stack, database_url)), tmp_path / "archive.mbox"
-    )
+    replayed = replay(load_settings(config), tmp_path / "archive.mbox")
     moment = last + timedelta(seconds=1)
     assert view.public_state(replayed.state, moment) == view.public_state(live, moment)
     assert replayed.state == live
