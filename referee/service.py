@@ -188,7 +188,7 @@ class Referee:
         `size` is the message's real size when `raw` is only its head (a mail too large to
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
         """
-        at = utc(at)
+        at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
