@@ -143,6 +143,18 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
     "join_refused": {"name": "Eve Noether", "king": "Ada"},
     "address_moved": {"player": "Bob", "old": "bob@example.org", "new": "bob@new.example"},
+    "debate": {
+        "author": "Carla <b>",
+        "author_email": CARLA,
+        "proposal": 301,
+        "text": "Too long.\n\n<img src=x>",
+    },
+    "debate_digest": {
+        "posts": [
+            {"author": "Bob", "at": T0, "proposal": 301, "text": "No."},
+            {"author": "Carla", "at": T0 + DAY, "proposal": None, "text": "Why?"},
+        ]
+    },
 }
 
 
@@ -190,6 +202,8 @@ DATA: dict[str, dict[str, Any]] = {
     "address_moved": {"name": "Bob", "new": "bob@new.example"},
     "address_confirm_sent": {"new": "bob@new.example"},
     "enrolled": {"name": "Eve Noether", "round": 3},
+    "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
+    "delivery_chosen": {"delivery": "digest"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -228,6 +242,8 @@ REASON_DATA: dict[str, Any] = {
     "what": "commands",
     "where": "proposal 301",
     "email": "eve@example.net",
+    "proposal": 301,
+    "next": T0,
 }
 
 

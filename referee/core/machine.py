@@ -31,6 +31,7 @@ from referee.core.changes import (
     RuleChangeKind,
 )
 from referee.core.clock import tick
+from referee.core.debate import choose_delivery, debate
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -38,9 +39,11 @@ from referee.core.events import (
     Agree,
     AskToJoin,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Enrol,
     Event,
     Extend,
@@ -246,6 +249,8 @@ HANDLERS: dict[type, Handler] = {
     Confirm: confirm,
     SetParameter: set_parameter,
     NameWinner: name_winner,
+    Debate: debate,
+    ChooseDelivery: choose_delivery,
     Query: query,
     AskToJoin: ask_to_join,
     Admit: admit,

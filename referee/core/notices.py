@@ -51,6 +51,8 @@ class NoticeKind(enum.StrEnum):
     PLAYER_JOINED = "player_joined"  # 201: to the table
     WELCOME = "welcome"  # 101, 205: to the newcomer, with the ruleset
     ADDRESS_MOVED = "address_moved"  # to the table
+    DEBATE = "debate"  # 112: a player's words relayed to the table
+    DEBATE_DIGEST = "debate_digest"  # 112: a day's debate in one mail
 
 
 View = dict[str, Any]  # a plain-data view of a proposal or an appeal (referee.core.view)
@@ -354,6 +356,25 @@ class AddressMoved(NoticePayload):
     new: str
 
 
+@dataclass(frozen=True)
+class DebatePost(NoticePayload):
+    """112: a player's words on a proposal (or to the table), relayed to the others."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE
+    author: str  # the author's name
+    author_email: str
+    proposal: int | None  # None: said to the table outside any proposal
+    text: str
+
+
+@dataclass(frozen=True)
+class DebateDigest(NoticePayload):
+    """112: the day's debate for a player who asked for a digest, oldest first."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE_DIGEST
+    posts: list[View]  # author, at, proposal, text
+
+
 PAYLOADS: tuple[type[NoticePayload], ...] = (
     GameStarted,
     Ruleset,
@@ -386,6 +407,8 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     PlayerJoined,
     Welcome,
     AddressMoved,
+    DebatePost,
+    DebateDigest,
 )
 PAYLOAD_OF: dict[NoticeKind, type[NoticePayload]] = {p.kind: p for p in PAYLOADS}
 

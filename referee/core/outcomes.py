@@ -45,6 +45,8 @@ class Done(enum.StrEnum):
     ADDRESS_MOVED = "address_moved"
     ADDRESS_CONFIRM_SENT = "address_confirm_sent"  # the new address is asked to confirm
     ENROLLED = "enrolled"  # the operator added a player
+    DEBATE_RELAYED = "debate_relayed"
+    DELIVERY_CHOSEN = "delivery_chosen"
 
 
 class Reason(enum.StrEnum):
@@ -110,6 +112,9 @@ class Reason(enum.StrEnum):
     ADDRESS_TAKEN = "address_taken"
     NOT_A_VOTER = "not_a_voter"  # joined after the proposal was circulated
     JOINS_FULL = "joins_full"  # the day's requests from strangers are used up
+    ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
+    DEBATE_TOO_LONG = "debate_too_long"
+    DEBATE_DAILY_LIMIT = "debate_daily_limit"
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -696,6 +701,42 @@ class JoinsFull(Refused):
     limit: int
 
 
+@dataclass(frozen=True)
+class DebateRelayed(Accepted):
+    """112: the words went to the table: `relayed` players now, `digest` in tonight's digest."""
+
+    code: ClassVar[Done] = Done.DEBATE_RELAYED
+    proposal: int | None
+    relayed: int
+    digest: int
+
+
+@dataclass(frozen=True)
+class DeliveryChosen(Accepted):
+    code: ClassVar[Done] = Done.DELIVERY_CHOSEN
+    delivery: str  # "all" | "digest" | "none"
+
+
+@dataclass(frozen=True)
+class AlreadyRelayed(Refused):
+    code: ClassVar[Reason] = Reason.ALREADY_RELAYED
+    proposal: int | None
+
+
+@dataclass(frozen=True)
+class DebateTooLong(Refused):
+    code: ClassVar[Reason] = Reason.DEBATE_TOO_LONG
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
+class DebateDailyLimit(Refused):
+    code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
+    limit: int
+    next: datetime  # when this player's words are relayed again
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -725,6 +766,8 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     AddressMoved,
     AddressConfirmSent,
     Enrolled,
+    DebateRelayed,
+    DeliveryChosen,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -785,6 +828,9 @@ REFUSED: tuple[type[Refused], ...] = (
     AddressTaken,
     NotAVoter,
     JoinsFull,
+    AlreadyRelayed,
+    DebateTooLong,
+    DebateDailyLimit,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},
