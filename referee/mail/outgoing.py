@@ -21,6 +21,7 @@ from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
 
+from referee.config import slug
 from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
@@ -43,11 +44,6 @@ class Envelope:
     auto: str  # "auto-replied" | "auto-generated"
     in_reply_to: str = ""
     references: tuple[str, ...] = ()
-
-
-def slug(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cleaned or "game"
 
 
 def domain_of(address: str) -> str:
