@@ -41,7 +41,8 @@ class GameConfig:
     max_mail_bytes: int = 5_000_000
     archive: Path | None = None
     site: Path | None = None  # the static website `run` keeps up to date
-    id: str = ""  # the game's key in the database and its Message-IDs; see `game_key`
+    site_url: str = ""  # where the website is published: debate mail links its page there
+    id: str = ""  # the game's key in the database and its Message-IDs; see `key`
 
     @property
     def key(self) -> str:
@@ -107,6 +108,8 @@ class LimitsConfig:
     commands_per_day: int = 300  # per sender
     empty_replies_per_day: int = 3  # "no command found" answers per sender (stops loops)
     stranger_notes_per_day: int = 20  # notes to unknown senders, all of them together
+    debate_chars: int = 8_000  # 112: the longest words relayed to the table in one message
+    debates_per_day: int = 20  # 112: messages of debate relayed per author and day (UTC)
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "archive",
         "site",
         "id",
+        "site_url",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -293,6 +297,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         archive=_archive(_str(t, "archive", "game", ""), folder),
         site=_archive(_str(t, "site", "game", ""), folder),
         id=_game_id(_str(t, "id", "game", "")),
+        site_url=_site_url(_str(t, "site_url", "game", "")),
     )
 
 
@@ -303,6 +308,12 @@ def _game_id(value: str) -> str:
             '(at most 64), e.g. "nomic-of-the-king"'
         )
     return value
+
+
+def _site_url(value: str) -> str:
+    if value and not re.fullmatch(r"https?://[\x21-\x3b\x3d\x3f-\x7e]+", value):
+        raise ConfigError("[game] site_url must be an http(s) URL without spaces")
+    return value.rstrip("/")
 
 
 def _archive(value: str, folder: Path) -> Path | None:
