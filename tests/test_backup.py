@@ -18,6 +18,7 @@ from referee.config import load_settings
 from referee.service import Referee
 from referee.store.backup import backup, restore
 from referee.store.store import Store, StoreError, dump_state
+from referee.store.tables import InboundStatus
 from tests.conftest import CONFIG, PLAYER_ADDRESSES, REFEREE, _postgres_database
 from tests.helpers import T0
 
@@ -88,7 +89,7 @@ def test_backup_during_a_burst_and_restore(
             assert 0 < again.state.events <= game.state.events
             # The inbox is read again: what the backup had is a duplicate, the rest is applied.
             statuses = [again.receive(raw, at).status for raw, at in mails]
-            assert statuses.count("duplicate") >= 6
+            assert statuses.count(InboundStatus.DUPLICATE) >= 6
             assert dump_state(again.state) == dump_state(game.state)
             before = [(r.message_id, r.recipient, r.raw) for r in store.outbox(game.game_id)]
             after = [(r.message_id, r.recipient, r.raw) for r in restored_store.outbox()]
