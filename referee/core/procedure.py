@@ -21,9 +21,11 @@ from referee.core.events import (
     Accuse,
     Agree,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Extend,
     GiveRuling,
     NameChampion,
@@ -160,6 +162,15 @@ TABLE: tuple[Move, ...] = (
         (M.PRIORITY, M.CONFLICTS),
         note="a parameter question waits",
     ),
+    Move(
+        Debate,
+        "SAY (or words in reply to a proposal)",
+        Role.PLAYER,
+        ALWAYS,
+        (M.DEBATE,),
+        note="the proposal exists; the same words once",
+    ),
+    Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, (M.DEBATE,)),
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ()
     ),
