@@ -45,6 +45,20 @@ def redact(address: str) -> str:
     return f"{local[:1]}***{at}{domain}" if at else "***"
 
 
+def missing_game(store: Store, settings: Settings) -> str:
+    """Why `[game]` finds no game, and how to reach the one the operator meant."""
+    game = settings.game
+    held = store.games()
+    text = f"no game with id {game.key!r} ({game.name!r}) in the database"
+    if not held:
+        return f"{text}: run 'nomic-referee init'"
+    listed = ", ".join(f"id {key!r} ({name!r})" for key, name in held)
+    return (
+        f"{text}; it holds {listed}. A renamed game keeps its id: set [game] id to it "
+        '(e.g. id = "' + held[0][0] + "\"); a new game: run 'nomic-referee init'"
+    )
+
+
 def initial_state(settings: Settings, started: datetime) -> GameState:
     """The game before its first turn: the config's players and King, the ruleset's rules."""
     ruleset = rulebook.load(
@@ -109,6 +123,8 @@ class Referee:
         self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
+        if self.state.name != settings.game.name:  # the display name was corrected: show it
+            self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
         self.last_at = utc(latest) if latest is not None else self.state.started_at
         self.renderer = Renderer(
@@ -129,7 +145,12 @@ class Referee:
         started = utc(started)
         initial = initial_state(settings, started)
         game_id = store.create_game(
-            settings.game.name, settings.game.address, settings.game.language, initial, started
+            settings.game.key,
+            settings.game.name,
+            settings.game.address,
+            settings.game.language,
+            initial,
+            started,
         )
         try:
             referee = cls(store, game_id, settings, render)
@@ -146,11 +167,11 @@ class Referee:
 
     @classmethod
     def open(cls, store: Store, settings: Settings) -> Referee:
-        game_id = store.game_id(settings.game.name)
+        game_id = store.game_id(settings.game.key)
         if game_id is None:
-            raise StoreError(
-                f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'"
-            )
+            raise StoreError(missing_game(store, settings))
+        if dict(store.games()).get(settings.game.key) != settings.game.name:
+            store.rename_game(game_id, settings.game.name)  # the key stays; the name is shown
         return cls(store, game_id, settings)
 
     def checkpoint(self) -> None:
@@ -303,7 +324,7 @@ class Referee:
             items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
         if not parsed:
-            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint))))
@@ -343,7 +364,7 @@ class Referee:
         thread = referee_thread(
             mail.references,
             mail.in_reply_to,
-            outgoing.slug(game.name),
+            game.key,
             outgoing.domain_of(game.address),
         )
         return frozenset() if thread is None else circulated_lines(state, thread)
@@ -354,7 +375,7 @@ class Referee:
         """In a proposal's thread, the words no command took go to the table (112); a SAY
         there is about that proposal."""
         game = self.settings.game
-        thread = debate_thread(mail.references, mail.in_reply_to, game.name, game.address, state)
+        thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
         if thread is None:
             return parsed
         number = thread.number if thread.kind is ThreadKind.PROPOSAL else None
@@ -388,7 +409,7 @@ class Referee:
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
@@ -422,7 +443,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name=name,
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "reply", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -449,7 +470,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, kind, mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, kind, mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -470,6 +491,7 @@ class Referee:
         """Render each notice once and queue one message per recipient (205)."""
         sent = 0
         game, address = self.settings.game.name, self.settings.game.address
+        key = self.settings.game.key  # the Message-IDs' (the display name may change)
         for index, effect in enumerate(effects):
             if not isinstance(effect, Notice):
                 continue
@@ -481,9 +503,9 @@ class Referee:
                 sent += len(recipients)
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
-            body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
+            body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
             thread = effect.thread
-            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
+            root = outgoing.thread_root(key, address, thread) if thread is not None else ""
             table = self._table_headers(effect)
             for player in recipients:
                 parts = (state.events, inbound or "", index, player.email)
@@ -492,9 +514,9 @@ class Referee:
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    message_id=outgoing.thread_message_id(key, address, thread, *parts)
                     if thread is not None
-                    else outgoing.message_id(game, address, *parts),
+                    else outgoing.message_id(key, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
@@ -588,7 +610,7 @@ def _shown(message_id: str) -> str:
 
 def echoes_where(mail: InboundMail, settings: Settings) -> str:
     game = settings.game
-    slug, domain = outgoing.slug(game.name), outgoing.domain_of(game.address)
+    slug, domain = game.key, outgoing.domain_of(game.address)
     thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
     return thread.replace("-", " ") if thread else "the game's texts"
 
