@@ -408,6 +408,41 @@ def migrate(config: ConfigArg) -> None:
         store.close()
 
 
+@app.command()
+def backup(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="the backup to write (a new SQLite file)")],
+) -> None:
+    """Back up the game's database into one file, while the service runs (SQLite or PostgreSQL)."""
+    from referee.store.backup import backup as take_backup
+
+    settings = settings_from(config, secrets=False)
+    existing_store(settings).close()  # never creates a database
+    with answers(settings, "backup"):
+        copied = take_backup(settings.database_url, file)
+        typer.echo(
+            f"backed up {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) to {file}"
+        )
+
+
+@app.command()
+def restore(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="a file written by nomic-referee backup")],
+) -> None:
+    """Restore a backup into the config's database, which must hold no game."""
+    from referee.store.backup import restore as put_back
+
+    settings = settings_from(config, secrets=False)
+    with answers(settings, "restore"):
+        copied = put_back(file, settings.database_url)
+        typer.echo(
+            f"restored {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) from "
+            f"{file}; the next run reads the inbox again (mail already applied is only moved) "
+            "and sends what was waiting"
+        )
+
+
 def _replaceable(path: Path) -> bool:
     """An export overwrites an earlier export (an mbox, or empty), never another file."""
     if not path.is_file():

@@ -16,7 +16,7 @@ from typing import Any
 
 from referee import rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import codec, engine, outcomes
+from referee.core import codec, engine, mechanics, outcomes
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -435,7 +435,13 @@ class Referee:
         player = state.player(mail.sender)
         name = player.name if player else mail.sender_name
         rendered = self.renderer.render(
-            "reply", {"items": items, "subject": reply_subject(mail.subject), "name": name}
+            "reply",
+            {
+                "items": items,
+                "subject": reply_subject(mail.subject),
+                "name": name,
+                "cites": mechanics.citations(state),
+            },
         )
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
