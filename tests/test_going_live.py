@@ -233,3 +233,25 @@ def test_no_library_chatter_at_start(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "referee" in done.stderr  # -v: the referee's own INFO lines are there ...
     assert "alembic" not in done.stderr and "Context impl" not in done.stderr  # ... no others
+
+
+def test_status_check_for_monitors(tmp_path: Path) -> None:
+    from tests.test_hostile import nested
+
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    start = "2026-12-01T09:00:00+00:00"
+    later = "2026-12-01T11:00:00+00:00"
+    stuck = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert stuck.returncode == 1 and stuck.stdout.startswith("FAIL outbox stuck")
+    assert "6 waiting" in stuck.stdout
+    assert cli("run", "--once", "--now", start, config).returncode == 0
+    healthy = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert healthy.returncode == 0 and healthy.stdout.startswith("OK"), healthy.stdout
+    unread = cli("status", "--check", "--now", later, config)  # no `run` process holds it
+    assert unread.returncode == 1 and "the inbox is not read" in unread.stdout
+    (tmp_path / "maildir" / "new" / "1.deep").write_bytes(nested(2000))
+    assert cli("run", "--once", "--now", later, config).returncode != 0  # set aside
+    quarantined = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert quarantined.returncode == 1
+    assert quarantined.stdout.startswith("FAIL 1 mail(s) in quarantine")
