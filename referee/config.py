@@ -97,6 +97,14 @@ class AuthConfig:
 
 
 @dataclass(frozen=True)
+class LogConfig:
+    """How `run` logs: the level, and text lines or JSON lines (one object a line)."""
+
+    level: str = "info"  # debug | info | warning | error
+    format: str = "text"  # text | json
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -125,6 +133,7 @@ class Settings:
     folder: Path
     limits: LimitsConfig = LimitsConfig()
     sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
+    log: LogConfig = LogConfig()
 
     @property
     def king(self) -> PlayerConfig:
@@ -141,6 +150,7 @@ _SECTIONS = {
     "maildir",
     "auth",
     "limits",
+    "log",
 }
 
 
@@ -238,7 +248,19 @@ def _load(path: Path, secrets: bool) -> Settings:
         folder=folder,
         limits=_limits(data),
         sent=_maildir(data, folder, "sent"),
+        log=_log(data),
     )
+
+
+def _log(data: dict[str, Any]) -> LogConfig:
+    t = _table(data, "log", {"level", "format"}, "log")
+    level = _str(t, "level", "log", "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ConfigError("[log] level must be 'debug', 'info', 'warning' or 'error'")
+    form = _str(t, "format", "log", "text").lower()
+    if form not in ("text", "json"):
+        raise ConfigError("[log] format must be 'text' or 'json'")
+    return LogConfig(level, form)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -255,3 +255,21 @@ def test_status_check_for_monitors(tmp_path: Path) -> None:
     quarantined = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
     assert quarantined.returncode == 1
     assert quarantined.stdout.startswith("FAIL 1 mail(s) in quarantine")
+
+
+def test_json_log_lines_at_the_configured_level(tmp_path: Path) -> None:
+    import json
+
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    config.write_text(config.read_text() + '\n[log]\nlevel = "info"\nformat = "json"\n')
+    (tmp_path / "maildir" / "new" / "1.mail").write_bytes(mail(BOB, "STATUS"))
+    done = cli("run", "--once", "-v", config)
+    assert done.returncode == 0, done.stderr
+    items = [json.loads(line) for line in done.stderr.splitlines()]  # each line is JSON
+    assert items and {"time", "level", "logger", "message"} <= set(items[0])
+    assert any(i["logger"].startswith("referee") and i["level"] == "info" for i in items)
+    assert not [i for i in items if not i["logger"].startswith("referee")]
+    config.write_text(config.read_text().replace('format = "json"', 'format = "yaml"'))
+    bad = cli("status", config)
+    assert bad.returncode == 2 and "[log] format must be 'text' or 'json'" in bad.stderr
