@@ -103,6 +103,7 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
         "debate_ended",
         "vote_result",
         "ruleset",
+        "scores",
         "award_prompt",
         "parameter_prompt",
         "appeal_opened",
@@ -130,6 +131,19 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "rule": "209",
         "number": 304,
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
+        "changes": {
+            "rules": [],
+            "scores": [
+                {
+                    "player": "Ada",
+                    "email": "ada@example.org",
+                    "delta": 7,
+                    "cause": "award",
+                    "rule": 202,
+                    "proposal": 305,
+                }
+            ],
+        },
     },
     "majority_now": {"rule": 204, "rounds": 2},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},

@@ -2,8 +2,10 @@
 
 A proposal's circulation, reminders and result share the thread `proposal-301`; the King's
 prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1` (212,
-213), `tie` (209). The mail layer writes a thread into Message-IDs and reads it back from a
-reply's In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
+213), `tie` (209). The records of rule 205 (the opening ruleset, every ruleset and scores mail)
+share one thread per game, `ruleset`. The mail layer writes a thread into Message-IDs and reads
+it back from a reply's In-Reply-To or References; both go through `Thread.name` and
+`Thread.parse`.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ class ThreadKind(enum.StrEnum):
     PARAMETERS = "parameters"  # 111, 211: the King confirms a rule's parameters
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
+    RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
 
 
 _PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
-_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie)")
+_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|ruleset)")
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Thread:
     """One thread of a game's mail: a kind and what it is about."""
 
     kind: ThreadKind
-    key: str = ""  # "301", "A1", "202-305"; empty for the tie
+    key: str = ""  # "301", "A1", "202-305"; empty for the tie and the ruleset
 
     @classmethod
     def proposal(cls, number: int) -> Thread:
@@ -51,6 +54,10 @@ class Thread:
     @classmethod
     def tie(cls) -> Thread:
         return cls(ThreadKind.TIE)
+
+    @classmethod
+    def ruleset(cls) -> Thread:
+        return cls(ThreadKind.RULESET)
 
     @property
     def name(self) -> str:
@@ -80,7 +87,7 @@ class Thread:
         if found is None:
             return None
         if found.group(3):
-            return cls.tie()
+            return cls(ThreadKind(found.group(3)))
         kind = ThreadKind(found.group(1))
         key = found.group(2).upper() if kind is ThreadKind.APPEAL else found.group(2)
         return cls(kind, key)

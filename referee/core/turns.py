@@ -45,7 +45,10 @@ def start_turn(step: Step, email: str) -> None:
     step.notify(
         EVERYONE,
         notices.TurnStarted(
-            player=step.name_of(email), email=email, round=step.state.rounds_completed + 1
+            player=step.name_of(email),
+            email=email,
+            round=step.state.rounds_completed + 1,
+            example=view.example_rule(step.state),
         ),
     )
 
