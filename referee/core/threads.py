@@ -1,11 +1,11 @@
 """Mail threads as values: what a notice belongs to, built and parsed in one place (107, 202-214).
 
-A proposal's circulation, reminders and result share the thread `proposal-301`; the King's
-prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1` (212,
-213), `tie` (209). The records of rule 205 (the opening ruleset, every ruleset and scores mail)
-share one thread per game, `ruleset`. The mail layer writes a thread into Message-IDs and reads
-it back from a reply's In-Reply-To or References; both go through `Thread.name` and
-`Thread.parse`.
+A proposal's circulation, reminders, result and debate share the thread `proposal-301`; the
+King's prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1`
+(212, 213), `tie` (209); debate said outside any proposal goes to `table` (112); the records of
+rule 205 (the opening ruleset, every ruleset and scores mail) share one thread per game,
+`ruleset`. The mail layer writes a thread into Message-IDs and reads it back from a reply's
+In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from referee.core import numerals
+
 
 class ThreadKind(enum.StrEnum):
     PROPOSAL = "proposal"  # 107, 112, 203
@@ -21,11 +23,14 @@ class ThreadKind(enum.StrEnum):
     PARAMETERS = "parameters"  # 111, 211: the King confirms a rule's parameters
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
+    TABLE = "table"  # 112: debate said to the table outside any proposal (SAY)
     RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
 
 
 _PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
-_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|ruleset)")
+_NAME = re.compile(
+    r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table|ruleset)"
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,10 @@ class Thread:
         return cls(ThreadKind.TIE)
 
     @classmethod
+    def table(cls) -> Thread:
+        return cls(ThreadKind.TABLE)
+
+    @classmethod
     def ruleset(cls) -> Thread:
         return cls(ThreadKind.RULESET)
 
@@ -73,13 +82,13 @@ class Thread:
     def number(self) -> int | None:
         """The proposal (award, proposal) or the rule identity (parameters) it is about."""
         head = self.key.split("-")[0]
-        return int(head) if head.isdigit() else None
+        return numerals.number(head)
 
     @property
     def proposal_number(self) -> int | None:
         """The proposal of a parameters thread (`parameters-<rule>-<proposal>`)."""
         tail = self.key.rpartition("-")[2]
-        return int(tail) if self.kind is ThreadKind.PARAMETERS and tail.isdigit() else None
+        return numerals.number(tail) if self.kind is ThreadKind.PARAMETERS else None
 
     @classmethod
     def parse(cls, name: str) -> Thread | None:
