@@ -7,6 +7,7 @@ naming the mail answered, a signature under `-- `.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import replace
 from datetime import datetime
 from email import message_from_bytes, policy
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.archive import Keeper
+from referee.archive.gitlog import log as gitlog
 from referee.config import Settings, load_settings
 from referee.core.model import DebateDelivery
 from referee.replay import read_mbox, replay, write_mbox
@@ -322,3 +325,41 @@ def test_replay_reproduces_every_relayed_mail_byte_for_byte(
     }
     assert len(live) == 4  # Bob to Ada and Carla; Carla (SAY) to Bob; Ada's digest
     assert replayed == live
+
+
+def test_the_archive_and_the_website_keep_each_proposals_debate(
+    referee: Referee, tmp_path: Path
+) -> None:
+    propose(referee)
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    referee.receive(client_reply(circulated, BOB, IDEA, T0 + 2 * HOUR), T0 + 2 * HOUR)
+    ada_copy = outbox(referee, "debate", ADA)[0]
+    answer = "Optional is fine.\n\n<script>alert(1)</script> **really**"
+    referee.receive(client_reply(ada_copy, ADA, answer, T0 + 3 * HOUR), T0 + 3 * HOUR)
+    referee.receive(mail(CARLA, "SAY\nTea on Friday?\nEND", at=T0 + 4 * HOUR), T0 + 4 * HOUR)
+
+    keeper = Keeper(referee.settings, referee.store, referee.game_id)
+    folder = tmp_path / "archive"
+    keeper.write_archive(folder)
+    debate = tomllib.loads((folder / "proposals/003xx/301-debate.toml").read_text("utf-8"))
+    assert debate["proposal"] == 301
+    assert [m["author"] for m in debate["messages"]] == ["Bob Rossi", "Ada Lovelace"]
+    assert debate["messages"][0]["text"] == IDEA
+    assert debate["messages"][0]["message_id"].endswith("@example.org>")
+    table = tomllib.loads((folder / "debate/table.toml").read_text("utf-8"))
+    assert [m["text"] for m in table["messages"]] == ["Tea on Friday?"]
+    subjects = [line for _, _, line in gitlog(folder)]
+    assert any(s.startswith("Debate on proposal 301: Ada Lovelace") for s in subjects)
+    assert any(s.startswith("At the table: Carla De Santis") for s in subjects)
+    again = tmp_path / "again"
+    Keeper(referee.settings, referee.store, referee.game_id).write_archive(again)
+    assert (again / "proposals/003xx/301-debate.toml").read_bytes() == (
+        folder / "proposals/003xx/301-debate.toml"
+    ).read_bytes()
+
+    site = tmp_path / "site"
+    keeper.write_site(site)
+    page = (site / "proposals/301.html").read_text("utf-8")
+    assert page.index("could we make it optional?") < page.index("Optional is fine.")
+    assert "<script>alert" not in page and "<strong>really</strong>" in page
+    assert "Debate on proposal" not in (site / "index.html").read_text("utf-8")

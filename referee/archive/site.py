@@ -94,6 +94,7 @@ WORDS: dict[str, dict[str, str]] = {
         "decided": "Decided",
         "changes": "Changes",
         "diff": "Change to the rule",
+        "talk": "Debate",
         "awarded": "Points awarded",
         "bonus": "Bonuses",
         "question": "Question",
@@ -190,6 +191,7 @@ WORDS: dict[str, dict[str, str]] = {
         "decided": "Decisa",
         "changes": "Modifiche",
         "diff": "Modifica alla regola",
+        "talk": "Dibattito",
         "awarded": "Punti assegnati",
         "bonus": "Bonus",
         "question": "Domanda",
@@ -437,7 +439,8 @@ class _Site:
 
     def index(self) -> None:
         rules = self.h.rules_in_force()
-        recent = list(reversed(self.h.changes[-15:]))
+        # the table's talk has its place on each proposal's page, not among the rule changes
+        recent = list(reversed([c for c in self.h.changes if c.kind != "debate"][-15:]))
         highest = max(self.h.proposals) if self.h.proposals else None
         self.page(
             "index.html",
@@ -604,7 +607,8 @@ def _proposal_key(p: ProposalRecord) -> str:
     A vote recorded between changes carries the number of the change to come, so the counts
     and the status are part of the key, not only the change numbers."""
     parts = (p.stamp, p.decided_stamp, p.status, len(p.ballots), len(p.texts))
-    return "proposal:" + ":".join(map(str, (*parts, len(p.awarded), len(p.bonuses))))
+    more = (len(p.awarded), len(p.bonuses), len(p.debate))
+    return "proposal:" + ":".join(map(str, (*parts, *more)))
 
 
 def score_chart(history: History, title: str) -> str:

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
@@ -117,7 +117,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
         )
     step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
-        finish(step, None, "114")
+        finish(step, None, "leaving")
         return outcomes.QuitRecorded()
     if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
         crown_successor_of(step, cmd.sender)
@@ -215,7 +215,7 @@ def start_game(state: GameState, now: datetime) -> Decision:
         EVERYONE,
         notices.GameStarted(
             **view.ruleset_data(step.state),
-            example=view.example_rule(step.state),
+            example=mechanics.example_rule(step.state),
             first=order[0].name if order else "",
             proposal=first,
         ),

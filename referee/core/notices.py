@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -75,7 +76,7 @@ class GameStarted(NoticePayload):
     parameters: dict[str, int]
     king: str
     house_values: list[View]  # parameters no rule carries, with their house value
-    example: View  # a mutable rule in force to cite in examples (`view.example_rule`)
+    example: str  # a mutable rule in force to name in examples (`mechanics.example_rule`)
     first: str  # the player whose turn comes first
     proposal: int  # the number the first proposal will take (109)
 
@@ -115,7 +116,7 @@ class TurnStarted(NoticePayload):
     player: str
     email: str
     round: int
-    example: View  # a mutable rule in force to cite in the example (`view.example_rule`)
+    example: str  # a mutable rule in force to name in the example proposal, or ""
     changes: View | None = None
     scores: list[View] | None = None
 
@@ -216,8 +217,8 @@ class AwardReminder(NoticePayload):
 @dataclass(frozen=True)
 class MajorityNow(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.MAJORITY_NOW
-    rule: int
     rounds: int
+    dissent: bool  # whether a rule in force grants the dissent bonus (206)
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,7 @@ class CrownPrompt(NoticePayload):
 class KingCrowned(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.KING_CROWNED
     king: str
-    rule: str
+    rule: str  # the mechanic the crown passes under: "deposition" (213) or "custom" (212)
 
 
 @dataclass(frozen=True)
@@ -311,9 +312,8 @@ class Winner(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.WINNER
     winner: str
     score: int
-    rule: str  # the rule's identity: "209" (the winning score) or "215" (no turn possible)
+    rule: str  # the mechanic: "winning" (209, 113: the score) or "impossible" (215)
     scores: list[View]
-    number: int = 0  # the number that rule has now (109), which the mail cites
     changes: View | None = None  # the score changes of the step that ended the game (205)
 
 
@@ -377,6 +377,9 @@ class Notice:
     to: tuple[str, ...]
     payload: NoticePayload
     thread: Thread | None = None
+    # The rule each mechanic is cited by, as the rules stood when the notice was written
+    # (`referee.core.mechanics.citations`); the templates' `cite(...)` reads it.
+    cites: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
 
     @property
     def kind(self) -> NoticeKind:
@@ -384,5 +387,5 @@ class Notice:
 
     @property
     def data(self) -> dict[str, Any]:
-        """What the template reads: the payload's fields."""
-        return self.payload.fields()
+        """What the template reads: the payload's fields, and the citations."""
+        return {**self.payload.fields(), "cites": self.cites}

@@ -48,21 +48,6 @@ def rule_data(rule: Rule, rules: Sequence[Rule] = ()) -> dict[str, Any]:
     }
 
 
-def example_rule(state: GameState) -> dict[str, Any]:
-    """A mutable rule in force, for the examples a mail gives (`PROPOSE AMEND N`): the one
-    that carries the winning score when it is mutable (the rule players most often change),
-    else the lowest-numbered mutable rule; empty if none (115 keeps one in force)."""
-    mutable = sorted((r for r in state.rules_in_force if r.mutable), key=lambda r: r.number)
-    if not mutable:
-        return {}
-    carrier = next((r for r in mutable if "winning_score" in dict(r.parameters)), mutable[0])
-    return {
-        "number": carrier.number,
-        "shown_label": labels.display(carrier, state.rules),
-        "title": carrier.title,
-    }
-
-
 def _name(state: GameState, email: str | None) -> str:
     if email is None:
         return ""
