@@ -105,6 +105,14 @@ class LogConfig:
 
 
 @dataclass(frozen=True)
+class MetricsConfig:
+    """Prometheus metrics of `run` on http://address:port/metrics; port 0: none."""
+
+    port: int = 0
+    address: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -134,6 +142,7 @@ class Settings:
     limits: LimitsConfig = LimitsConfig()
     sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
     log: LogConfig = LogConfig()
+    metrics: MetricsConfig = MetricsConfig()
 
     @property
     def king(self) -> PlayerConfig:
@@ -151,6 +160,7 @@ _SECTIONS = {
     "auth",
     "limits",
     "log",
+    "metrics",
 }
 
 
@@ -249,7 +259,16 @@ def _load(path: Path, secrets: bool) -> Settings:
         limits=_limits(data),
         sent=_maildir(data, folder, "sent"),
         log=_log(data),
+        metrics=_metrics(data),
     )
+
+
+def _metrics(data: dict[str, Any]) -> MetricsConfig:
+    t = _table(data, "metrics", {"port", "address"}, "metrics")
+    port = _int(t, "port", "metrics", 0)
+    if not 0 <= port <= 65535:
+        raise ConfigError("[metrics] port must be between 1 and 65535 (0: no metrics)")
+    return MetricsConfig(port, _str(t, "address", "metrics", "127.0.0.1"))
 
 
 def _log(data: dict[str, Any]) -> LogConfig:

@@ -74,6 +74,8 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         king=settings.king.email,
         rules=rules,
         house_parameters=settings.parameters,
+        carriers=ruleset.carriers,
+        house_mechanics=ruleset.house_mechanics,
     )
     rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
     return state
