@@ -104,6 +104,8 @@ class Reason(enum.StrEnum):
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
+    PLAYER_LEFT = "player_left"  # 114: the player named has left the game
+    NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -666,6 +668,18 @@ class NotInForce(Refused):
     mechanic: str
 
 
+@dataclass(frozen=True)
+class PlayerLeft(Refused):
+    code: ClassVar[Reason] = Reason.PLAYER_LEFT
+    who: str
+
+
+@dataclass(frozen=True)
+class NoJudgeYet(Refused):
+    code: ClassVar[Reason] = Reason.NO_JUDGE_YET
+    id: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -750,6 +764,8 @@ REFUSED: tuple[type[Refused], ...] = (
     DebateTooLong,
     DebateDailyLimit,
     NotInForce,
+    PlayerLeft,
+    NoJudgeYet,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},
