@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from referee import rulebook
@@ -57,7 +58,14 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         rules=rules,
         house_parameters=settings.parameters,
     )
-    rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    try:
+        rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    except rulebook.RulesetError as exc:
+        if Path(ruleset.source).is_file():  # a document named directly has no ruleset.toml
+            raise rulebook.RulesetError(
+                f"{exc}. {rulebook.document_advice(ruleset.source)}"
+            ) from exc
+        raise
     return state
 
 
