@@ -253,8 +253,10 @@ def run(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
+    from referee import stopping
     from referee.runner import database_down
 
+    stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
     every = [settings_from(path) for path in config]
     moment = parse_time(now, "--now")
@@ -279,6 +281,7 @@ def _run_games(
     """`run`'s work: one service per game, once (cron, tests) or until stopped."""
     import asyncio
 
+    from referee import stopping
     from referee.runner import Service, Worker
 
     services = []
@@ -286,10 +289,14 @@ def _run_games(
         store = stores.setdefault(settings.database_url, Store(settings.database_url))
         if store.has_schema():  # a database made by an older version gets the new tables
             store.create_schema()
-        services.append(Service(settings, store))
+        service = Service(settings, store)
+        stopping.listen(service.halt)
+        services.append(service)
     if once:
         failed = 0
         for service in services:
+            if stopping.asked():  # the games not begun wait for the next run
+                break
             done = service.run_once(moment)
             where = "written to sent/" if service.settings.smtp is None else "sent"
             typer.echo(
@@ -302,7 +309,10 @@ def _run_games(
         if failed:
             raise typer.Exit(1)
     else:
-        asyncio.run(Worker(services).run())
+        try:
+            asyncio.run(Worker(services).run())
+        finally:
+            stopping.defer()  # the loop's end puts the default back: a late SIGTERM still waits
 
 
 @app.command()

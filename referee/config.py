@@ -41,6 +41,7 @@ class GameConfig:
     max_mail_bytes: int = 5_000_000
     archive: Path | None = None
     site: Path | None = None  # the static website `run` keeps up to date
+    site_url: str = ""  # where the website is published: debate mail links its page there
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class LimitsConfig:
     commands_per_day: int = 300  # per sender
     empty_replies_per_day: int = 3  # "no command found" answers per sender (stops loops)
     stranger_notes_per_day: int = 20  # notes to unknown senders, all of them together
+    debate_chars: int = 8_000  # 112: the longest words relayed to the table in one message
+    debates_per_day: int = 20  # 112: messages of debate relayed per author and day (UTC)
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "max_mail_bytes",
         "archive",
         "site",
+        "site_url",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -260,7 +264,14 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
         archive=_archive(_str(t, "archive", "game", ""), folder),
         site=_archive(_str(t, "site", "game", ""), folder),
+        site_url=_site_url(_str(t, "site_url", "game", "")),
     )
+
+
+def _site_url(value: str) -> str:
+    if value and not re.fullmatch(r"https?://[\x21-\x3b\x3d\x3f-\x7e]+", value):
+        raise ConfigError("[game] site_url must be an http(s) URL without spaces")
+    return value.rstrip("/")
 
 
 def _archive(value: str, folder: Path) -> Path | None:

@@ -19,13 +19,16 @@ from referee import rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import codec, engine, outcomes
 from referee.core.appeals import crown_due
+from referee.core.debate import relayed_since
 from referee.core.engine import Decision
-from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
+from referee.core.events import EVERYONE, Debate, Effect, Notice, NoticeKind, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
 from referee.core.step import DAY
+from referee.core.threads import ThreadKind
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
+from referee.mail.debate import debate_thread, leftover
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
@@ -193,7 +196,7 @@ class Referee:
         `size` is the message's real size when `raw` is only its head (a mail too large to
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
         """
-        at = utc(at)
+        at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
@@ -268,6 +271,7 @@ class Referee:
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
+        parsed = self._with_debate(mail, state, parsed)
         language = self.settings.game.language
         if not parsed and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
@@ -293,7 +297,12 @@ class Referee:
                     )
                 )
                 continue
-            if echoes and normalise(line.line) in echoes:
+            if isinstance(line.command, Debate):
+                capped = self._debate_cap(line.command, state, at)
+                if capped is not None:
+                    items.append(_item(line.line, capped))
+                    continue
+            elif echoes and normalise(line.line) in echoes:
                 log.warning(
                     "mail %s: %r repeats the referee's mail",
                     _shown(mail.message_id),
@@ -363,6 +372,44 @@ class Referee:
             outgoing.domain_of(game.address),
         )
         return frozenset() if thread is None else circulated_lines(state, thread)
+
+    def _with_debate(
+        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine]
+    ) -> list[ParsedLine]:
+        """In a proposal's thread, the words no command took go to the table (112); a SAY
+        there is about that proposal."""
+        game = self.settings.game
+        thread = debate_thread(mail.references, mail.in_reply_to, game.name, game.address, state)
+        if thread is None:
+            return parsed
+        number = thread.number if thread.kind is ThreadKind.PROPOSAL else None
+        parsed = [
+            replace(p, command=replace(p.command, proposal=number))
+            if isinstance(p.command, Debate) and p.command.proposal is None
+            else p
+            for p in parsed
+        ]
+        text = leftover(mail.own_words, [p.span for p in parsed])
+        if not text:
+            return parsed
+        say = next(s for s in REGISTRY if s.name == "say")
+        shown = first_words(text)
+        shown = shown if len(shown) <= 72 else shown[:71].rstrip() + "…"
+        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))]
+
+    def _debate_cap(self, debate: Debate, state: GameState, at: datetime) -> Outcome | None:
+        """112: words too long for the table, or an author past the day's relays."""
+        limits = self.settings.limits
+        if len(debate.text) > limits.debate_chars:
+            return Outcome(
+                outcomes.DebateTooLong(
+                    length=f"{len(debate.text):,}", limit=f"{limits.debate_chars:,}"
+                )
+            )
+        day = datetime.combine(at.date(), datetime.min.time(), tzinfo=UTC)
+        if relayed_since(state, debate.sender, day) >= limits.debates_per_day:
+            return Outcome(outcomes.DebateDailyLimit(limit=limits.debates_per_day, next=day + DAY))
+        return None
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
@@ -462,6 +509,7 @@ class Referee:
             body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
             thread = effect.thread
             root = outgoing.thread_root(game, address, thread) if thread is not None else ""
+            table = self._table_headers(effect)
             for player in recipients:
                 parts = (state.events, inbound or "", index, player.email)
                 envelope = outgoing.Envelope(
@@ -476,6 +524,7 @@ class Referee:
                     auto="auto-generated",
                     in_reply_to=root,
                     references=(root,) if root else (),
+                    **table,
                 )
                 work.enqueue(
                     envelope.message_id,
@@ -486,6 +535,24 @@ class Referee:
                 )
                 sent += 1
         return sent
+
+    def _table_headers(self, notice: Notice) -> dict[str, str]:
+        """Debate reads as the game's mailing list: the author's name on the game's address
+        (which passes the players' providers' DMARC) and the list headers (112)."""
+        if notice.kind not in (NoticeKind.DEBATE, NoticeKind.DEBATE_DIGEST):
+            return {}
+        game = self.settings.game
+        data = notice.data
+        author = str(data.get("author", ""))
+        number = data.get("proposal")
+        site = game.site_url
+        stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
+        return {
+            "from_name": f"{author} via {game.name}" if author else "",
+            "list_id": outgoing.list_id(game.name, game.address),
+            "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
+            "list_unsubscribe": stop,
+        }
 
 
 _SPEC_NAMES = {
@@ -521,10 +588,16 @@ def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     return outcome, notices
 
 
+QUOTED_LINE = 200
+
+
 def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
-    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7)."""
+    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7).
+
+    The player's line is quoted back whole up to QUOTED_LINE characters, then cut with "...":
+    a reply names the line it answers, it does not mirror a 5,000-digit number."""
     return {
-        "line": line,
+        "line": line if len(line) <= QUOTED_LINE else line[:QUOTED_LINE] + "...",
         "meant": meant,
         "ok": outcome.ok,
         "code": outcome.code,

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from referee.core import numerals
 from referee.core.model import Rule
 
 
@@ -64,7 +65,7 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
     labelled = _prefer_in_force(r for r in rules if r.label and normal(r.label) == wanted)
     if len(labelled) == 1:
         return Found(labelled[0])
-    if re.fullmatch(r"\d+", plain):
+    if numerals.is_number(plain):
         by_number = _by_number(rules, int(plain))
         if by_number is not None:
             return Found(by_number)

@@ -12,13 +12,16 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee.core import numerals
 from referee.core.events import (
     Accuse,
     Agree,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Extend,
     GiveRuling,
     NameChampion,
@@ -32,7 +35,7 @@ from referee.core.events import (
     SetParameter,
     Vote,
 )
-from referee.core.model import ProposalKind
+from referee.core.model import DebateDelivery, ProposalKind
 
 END_WORDS = ("END", "FINE")
 YES_WORDS = ("YES", "Y", "SI", "AYE", "FOR", "FAVOREVOLE", "FAVORE")
@@ -42,6 +45,11 @@ _SET_LINE = re.compile(r"^\s*(SET|IMPOSTA)\s+([A-Za-z_]+)\s*=\s*(\S+)\s*$", re.I
 
 class SyntaxProblem(ValueError):
     """The line starts like a command but its arguments do not fit the syntax."""
+
+
+def _cut(word: str, most: int = 40) -> str:
+    """A word fit to name in a refusal: a 5,000-digit number is named by its first digits."""
+    return word if len(word) <= most else word[:most] + "..."
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,9 @@ class CommandSpec:
     build: Builder
     multiline: bool = False
     rules: str = ""
+    # Also an everyday word ("Say, Carla...", "Debate is healthy"): a line that does not read
+    # cleanly as this command (no END, wrong arguments) is the player's prose, not a command.
+    prose: bool = False
 
     def syntax(self, language: str) -> str:
         return self.syntax_it if language == "it" else self.syntax_en
@@ -88,10 +99,10 @@ def fold(word: str) -> str:
 
 
 def _number(word: str, what: str = "N") -> int:
-    cleaned = word.strip().lstrip("#").rstrip(".,:;")
-    if not cleaned.isdigit():
-        raise SyntaxProblem(f"{what}: {word!r}")
-    return int(cleaned)
+    value = numerals.number(word.strip().lstrip("#").rstrip(".,:;"))
+    if value is None:
+        raise SyntaxProblem(f"{what}: {_cut(word)!r}")
+    return value
 
 
 _REF = re.compile(r"(?:§\s*)?[-\w.¶#/]+")
@@ -107,12 +118,17 @@ def _rule_ref(words: Sequence[str]) -> tuple[int | None, str, int]:
     used = 2 if words[0] in ("§", "§§") and len(words) > 1 else 1
     written = " ".join(words[:used]).strip().lstrip("#").rstrip(",:;")
     plain = written.rstrip(".")
-    if plain.isdigit():
-        return int(plain), "", used
+    value = numerals.number(plain)
+    if value is not None:
+        return value, "", used
+    if not written.isascii():
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")  # ³⁰¹, ٣٠١: a number only in ASCII digits
+    if plain.isdigit() or len(written) > 40:  # 5,000 digits: no rule, no label is that long
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")
     looks = any(c.isdigit() for c in written) or "/" in written or "¶" in written
     looks = looks or re.fullmatch(r"[IVXLCDM]+\.?", written) is not None
     if not looks or _REF.fullmatch(written) is None:
-        raise SyntaxProblem(f"N: {words[0]!r}")
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")
     return None, written, used
 
 
@@ -134,15 +150,15 @@ def _rest(args: Args, skip: int) -> str:
 
 def _appeal_id(word: str) -> str:
     cleaned = word.strip().rstrip(".,:;").upper()
-    if not re.fullmatch(r"A?\d+", cleaned):
-        raise SyntaxProblem(f"A: {word!r}")
+    if not re.fullmatch(f"A?{numerals.DIGITS}", cleaned):
+        raise SyntaxProblem(f"A: {_cut(word)!r}")
     return cleaned if cleaned.startswith("A") else "A" + cleaned
 
 
 def _amendment_ref(word: str) -> str:
     cleaned = word.strip().rstrip(",:;")
-    if not re.fullmatch(r"\d+\.\d+", cleaned):
-        raise SyntaxProblem(f"N.K: {word!r}")
+    if not re.fullmatch(rf"{numerals.DIGITS}\.{numerals.DIGITS}", cleaned):
+        raise SyntaxProblem(f"N.K: {_cut(word)!r}")
     return cleaned
 
 
@@ -176,12 +192,12 @@ def _vote(args: Args) -> Command:
     opposite = NO_WORDS if answer in YES_WORDS else YES_WORDS if answer in NO_WORDS else ()
     if later.intersection(opposite):
         # "VOTE 301 YES NO", "VOTE 301 NO, I mean YES": which one? Never guess a ballot (203).
-        raise SyntaxProblem(f"YES/NO: {' '.join(words[1:])!r}")
+        raise SyntaxProblem(f"YES/NO: {_cut(' '.join(words[1:]))!r}")
     if answer in YES_WORDS:
         return Vote(args.sender, number, True)
     if answer in NO_WORDS:
         return Vote(args.sender, number, False)
-    raise SyntaxProblem(f"YES/NO: {words[1]!r}")
+    raise SyntaxProblem(f"YES/NO: {_cut(words[1])!r}")
 
 
 def _revise(args: Args) -> Command:
@@ -214,6 +230,29 @@ def _extend(args: Args) -> Command:
     if len(words) == 2:
         return Extend(args.sender, _number(words[0]), _number(words[1], "days"))
     raise SyntaxProblem("arguments")
+
+
+def _say(args: Args) -> Command:
+    return Debate(args.sender, args.text_after(0))
+
+
+_DELIVERY = {
+    "ALL": DebateDelivery.ALL,
+    "TUTTO": DebateDelivery.ALL,
+    "TUTTI": DebateDelivery.ALL,
+    "DIGEST": DebateDelivery.DIGEST,
+    "RIASSUNTO": DebateDelivery.DIGEST,
+    "NONE": DebateDelivery.NONE,
+    "NIENTE": DebateDelivery.NONE,
+    "NESSUNO": DebateDelivery.NONE,
+}
+
+
+def _delivery(args: Args) -> Command:
+    word = fold(_exactly(args, 1)[0]).rstrip(".!")
+    if word not in _DELIVERY:
+        raise SyntaxProblem(f"ALL|DIGEST|NONE: {args.words[0]!r}")
+    return ChooseDelivery(args.sender, _DELIVERY[word])
 
 
 def _set(args: Args) -> Command:
@@ -532,6 +571,33 @@ REGISTRY: tuple[CommandSpec, ...] = (
         rules="209",
     ),
     CommandSpec(
+        "say",
+        "SAY",
+        "DICO",
+        "SAY <words> ... END",
+        "DICO <parole> ... FINE",
+        "words for every other player, outside any proposal's thread (a reply to a "
+        "proposal's mail needs no command: its words go to the table)",
+        "parole per tutti gli altri giocatori, fuori dalle discussioni delle proposte (una "
+        "risposta alla mail di una proposta non ne ha bisogno: le sue parole vanno al tavolo)",
+        _say,
+        multiline=True,
+        rules="112",
+        prose=True,
+    ),
+    CommandSpec(
+        "debate",
+        "DEBATE",
+        "DIBATTITO",
+        "DEBATE ALL|DIGEST|NONE",
+        "DIBATTITO TUTTO|RIASSUNTO|NIENTE",
+        "how the debate reaches you: every message, one digest a day, or none",
+        "come ti arriva il dibattito: ogni messaggio, un riassunto al giorno, o niente",
+        _delivery,
+        rules="112",
+        prose=True,
+    ),
+    CommandSpec(
         "quit",
         "QUIT",
         "ABBANDONO",
@@ -629,6 +695,7 @@ class ParsedLine:
     command: Command | None
     problem: str = ""
     meant: str = ""  # a bare answer to a prompt, written out as the command it stands for
+    span: tuple[int, int] = (0, 0)  # the body's lines it took, [first, last); (0, 0): Subject
 
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
@@ -659,11 +726,14 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
     from_subject = (
         bool(cleaned) and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned)
     )
+    shift = 0
     if from_subject:
         lines = [cleaned, *lines]
+        shift = 1
     found: list[ParsedLine] = []
     index = 0
     while index < len(lines):
+        start = index
         line = lines[index].strip()
         index += 1
         hit = match(line) if line else None
@@ -677,22 +747,36 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
                 body_lines.append(lines[index])
                 index += 1
             if index >= len(lines) and any(text.strip() for text in body_lines):
+                if spec.prose:  # "Say, Carla, ..." with no END: the player's own words
+                    index = start + 1
+                    continue
                 # text that never ended: forgotten, or cut where quoted history began
-                found.append(ParsedLine(line, spec, None, "no END line"))
+                span = _span(start, index, shift)
+                found.append(ParsedLine(line, spec, None, "no END line", span=span))
                 break
             index += 1  # the END line
+        span = _span(start, index, shift)
         kept, sets = _split_sets(body_lines)
         args = Args(sender, words, "\n".join(kept), sets)
         try:
             command = spec.build(args)
         except SyntaxProblem as problem:
-            found.append(ParsedLine(line, spec, None, str(problem)))
+            if spec.prose:
+                index = start + 1
+                continue
+            found.append(ParsedLine(line, spec, None, str(problem), span=span))
             continue
-        found.append(ParsedLine(line, spec, command))
+        found.append(ParsedLine(line, spec, command, span=span))
     # A Subject the body repeats as written is one command, not two; every body line counts.
     if from_subject and found and any(p.command == found[0].command for p in found[1:]):
         found.pop(0)
     return found
+
+
+def _span(start: int, end: int, shift: int) -> tuple[int, int]:
+    """The body lines [first, last) a command took (a Subject's command: only what follows)."""
+    first = max(start - shift, 0)
+    return (first, max(end - shift, first))
 
 
 def _subject_is_command(sender: str, subject: str) -> bool:

@@ -18,6 +18,7 @@ import ipaddress
 import logging
 import re
 import ssl
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -234,8 +235,11 @@ class ImapInbox:
         else:
             _check(await self.client.expunge(), "EXPUNGE")
 
-    async def drain(self, handle: Handler, on_failure: Failure) -> tuple[int, int]:
-        """Process what waits in the folder, in batches; returns (processed, last UID)."""
+    async def drain(
+        self, handle: Handler, on_failure: Failure, halt: threading.Event | None = None
+    ) -> tuple[int, int]:
+        """Process what waits in the folder, in batches; returns (processed, last UID). Once
+        `halt` is set (a stop was asked for) the mail in hand is finished and the rest waits."""
         done, last = 0, 0
         uids = await self.waiting_uids()
         sizes: dict[int, int] = {}
@@ -249,6 +253,8 @@ class ImapInbox:
         for group, part in self.batches(uids, sizes):
             fetched = dict(await self.fetch(group, part))
             for uid in (u for u in group if u in fetched):
+                if halt is not None and halt.is_set():
+                    return done, last
                 raw = fetched[uid]
                 problem = await handle(raw, max(sizes.get(uid, 0), len(raw)), dates.get(uid))
                 if problem is not None:  # never lose it: set it aside and say why
