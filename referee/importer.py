@@ -7,9 +7,9 @@ included; its History / Annotations blocks are its history; separators, a table 
 a power table and section titles are document text. Rule numbers there are identifiers: any
 order, any gap, negative or alphanumeric, and each rule keeps its label in the game.
 
-Otherwise `read_document` finds the document's title and preamble, its headings at any depth (Markdown
-`#`, underlined lines, ALL-CAPS lines, "Chapter/Capitolo/Luku/Глава N" lines) and its numbered
-rules: Arabic, dotted (`2.2.1`), `§`-prefixed, negative (`§ -1`) and Roman (`IV`, `IV.`)
+Otherwise `read_document` finds the document's title and preamble, its headings at any depth
+(Markdown `#`, underlined lines, ALL-CAPS lines, "Chapter/Capitolo/Luku/Глава N" lines) and its
+numbered rules: Arabic, dotted (`2.2.1`), `§`-prefixed, negative (`§ -1`) and Roman (`IV`, `IV.`)
 numbers, possibly restarting under each heading. Lettered items (`a)`, `(b)`), bullets and
 dash-items stay inside their rule. A paragraph without a number belongs to the rule or heading
 above it; a line that merely begins with a number inside a paragraph is not a new rule: a
