@@ -42,6 +42,22 @@ class GameConfig:
     archive: Path | None = None
     site: Path | None = None  # the static website `run` keeps up to date
     site_url: str = ""  # where the website is published: debate mail links its page there
+    id: str = ""  # the game's key in the database and its Message-IDs; see `key`
+
+    @property
+    def key(self) -> str:
+        """The game's stable identity: `[game] id`, else the name made a slug.
+
+        The display name may change (a typo fixed); the key never does, so the database row,
+        the Message-IDs and the threads stay the game's own.
+        """
+        return self.id or slug(self.name)
+
+
+def slug(text: str) -> str:
+    """`Nomic of the King` -> `nomic-of-the-king`: lower-case letters, digits and hyphens."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return cleaned or "game"
 
 
 @dataclass(frozen=True)
@@ -81,6 +97,22 @@ class AuthConfig:
 
 
 @dataclass(frozen=True)
+class LogConfig:
+    """How `run` logs: the level, and text lines or JSON lines (one object a line)."""
+
+    level: str = "info"  # debug | info | warning | error
+    format: str = "text"  # text | json
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """Prometheus metrics of `run` on http://address:port/metrics; port 0: none."""
+
+    port: int = 0
+    address: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -109,6 +141,8 @@ class Settings:
     folder: Path
     limits: LimitsConfig = LimitsConfig()
     sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
+    log: LogConfig = LogConfig()
+    metrics: MetricsConfig = MetricsConfig()
 
     @property
     def king(self) -> PlayerConfig:
@@ -125,6 +159,8 @@ _SECTIONS = {
     "maildir",
     "auth",
     "limits",
+    "log",
+    "metrics",
 }
 
 
@@ -154,15 +190,15 @@ def _int(table: dict[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-def _secret(table: dict[str, Any], where: str) -> str:
+def _secret(table: dict[str, Any], where: str, needed: bool = True) -> str:
     if "password" in table and "password_env" in table:
         raise ConfigError(f"[{where}] give password or password_env, not both")
     if "password_env" in table:
         name = _str(table, "password_env", where)
         value = os.environ.get(name)
-        if value is None:
+        if value is None and needed:
             raise ConfigError(f"[{where}] password_env: environment variable {name} is not set")
-        return value
+        return value or ""
     return _str(table, "password", where, "")
 
 
@@ -181,7 +217,22 @@ def _email(value: str, where: str) -> str:
     return address
 
 
-def load_settings(path: Path) -> Settings:
+def load_settings(path: Path, secrets: bool = True) -> Settings:
+    """The config at `path`; every error names the file.
+
+    `secrets=False` is for the commands that never log in to a mail server (status, outbox,
+    site, archive): a `password_env` whose variable is unset then reads as no password.
+    """
+    try:
+        return _load(path, secrets)
+    except ConfigError as exc:
+        text = str(exc)
+        if str(path) in text:
+            raise
+        raise ConfigError(f"{path}: {text}") from exc
+
+
+def _load(path: Path, secrets: bool) -> Settings:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -194,20 +245,41 @@ def load_settings(path: Path) -> Settings:
     if unknown:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
-    imap = _imap(data)
+    imap = _imap(data, secrets)
     return Settings(
         game=_game(data, folder),
         players=_players(data),
         database_url=_database(data, folder),
         maildir=_maildir(data, folder),
         imap=imap,
-        smtp=_smtp(data),
+        smtp=_smtp(data, secrets),
         auth=_auth(data, imap is not None),
         parameters=_parameters(data),
         folder=folder,
         limits=_limits(data),
         sent=_maildir(data, folder, "sent"),
+        log=_log(data),
+        metrics=_metrics(data),
     )
+
+
+def _metrics(data: dict[str, Any]) -> MetricsConfig:
+    t = _table(data, "metrics", {"port", "address"}, "metrics")
+    port = _int(t, "port", "metrics", 0)
+    if not 0 <= port <= 65535:
+        raise ConfigError("[metrics] port must be between 1 and 65535 (0: no metrics)")
+    return MetricsConfig(port, _str(t, "address", "metrics", "127.0.0.1"))
+
+
+def _log(data: dict[str, Any]) -> LogConfig:
+    t = _table(data, "log", {"level", "format"}, "log")
+    level = _str(t, "level", "log", "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ConfigError("[log] level must be 'debug', 'info', 'warning' or 'error'")
+    form = _str(t, "format", "log", "text").lower()
+    if form not in ("text", "json"):
+        raise ConfigError("[log] format must be 'text' or 'json'")
+    return LogConfig(level, form)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -232,6 +304,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "max_mail_bytes",
         "archive",
         "site",
+        "id",
         "site_url",
     }
     if "game" not in data:
@@ -264,8 +337,18 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
         archive=_archive(_str(t, "archive", "game", ""), folder),
         site=_archive(_str(t, "site", "game", ""), folder),
+        id=_game_id(_str(t, "id", "game", "")),
         site_url=_site_url(_str(t, "site_url", "game", "")),
     )
+
+
+def _game_id(value: str) -> str:
+    if value and not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?", value):
+        raise ConfigError(
+            f"[game] id: {value!r} must be lower-case letters, digits and inner hyphens "
+            '(at most 64), e.g. "nomic-of-the-king"'
+        )
+    return value
 
 
 def _site_url(value: str) -> str:
@@ -334,7 +417,7 @@ _SERVER_KEYS = {"host", "port", "username", "password", "password_env", "securit
 
 
 def _server(
-    data: dict[str, Any], where: str, port: int, security: str, more: set[str]
+    data: dict[str, Any], where: str, port: int, security: str, more: set[str], secrets: bool
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The connection keys [imap] and [smtp] share, and the section's table for the rest."""
     if where not in data:
@@ -344,16 +427,16 @@ def _server(
         "host": _str(t, "host", where),
         "port": _int(t, "port", where, port),
         "username": _str(t, "username", where, ""),
-        "password": _secret(t, where),
+        "password": _secret(t, where, secrets),
         "security": _security(t, where, security),
         "ca_file": _str(t, "ca_file", where, ""),
     }
     return common, t
 
 
-def _imap(data: dict[str, Any]) -> ImapConfig | None:
+def _imap(data: dict[str, Any], secrets: bool = True) -> ImapConfig | None:
     more = {"folder", "processed", "quarantine", "poll_seconds", "idle_seconds"}
-    found = _server(data, "imap", 993, "tls", more)
+    found = _server(data, "imap", 993, "tls", more, secrets)
     if found is None:
         return None
     common, t = found
@@ -367,8 +450,8 @@ def _imap(data: dict[str, Any]) -> ImapConfig | None:
     )
 
 
-def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
-    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"})
+def _smtp(data: dict[str, Any], secrets: bool = True) -> SmtpConfig | None:
+    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"}, secrets)
     if found is None:
         return None
     common, t = found

@@ -102,6 +102,7 @@ class Reason(enum.StrEnum):
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -308,7 +309,7 @@ class NotYourTurn(Refused):
 class WrongPhase(Refused):
     code: ClassVar[Reason] = Reason.WRONG_PHASE
     phase: str
-    rule: str
+    mechanic: str  # what orders the turn's parts: "turn" (202) or "winning" (209's tie)
 
 
 @dataclass(frozen=True)
@@ -646,6 +647,14 @@ class DebateDailyLimit(Refused):
     next: datetime  # when this player's words are relayed again
 
 
+@dataclass(frozen=True)
+class NotInForce(Refused):
+    """The move belongs to a mechanic no rule in force carries (a repealed 212, 213, 215)."""
+
+    code: ClassVar[Reason] = Reason.NOT_IN_FORCE
+    mechanic: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -728,6 +737,7 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotInForce,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

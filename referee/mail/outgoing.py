@@ -21,6 +21,7 @@ from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
 
+from referee.config import slug as slug  # re-exported: the Message-IDs' game part
 from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
@@ -49,11 +50,6 @@ class Envelope:
     list_id: str = ""  # "Game <slug.domain>"; "" for mail that is not the table's
     list_archive: str = ""  # a URL of the debate's page on the game's website
     list_unsubscribe: str = ""  # the command that stops the debate reaching this player
-
-
-def slug(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cleaned or "game"
 
 
 def domain_of(address: str) -> str:
