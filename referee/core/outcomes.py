@@ -41,6 +41,7 @@ class Done(enum.StrEnum):
     HELP = "help"
     DEBATE_RELAYED = "debate_relayed"
     DELIVERY_CHOSEN = "delivery_chosen"
+    CONFIRM_NEEDED = "confirm_needed"  # plain words read as a command, waiting for a bare yes
 
 
 class Reason(enum.StrEnum):
@@ -102,6 +103,7 @@ class Reason(enum.StrEnum):
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -543,6 +545,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
 @dataclass(frozen=True)
@@ -602,6 +605,7 @@ class DailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DAILY_LIMIT
     what: str  # "mails" | "commands"
     limit: int
+    next: datetime | None = None  # when this sender's mail is read and answered again
 
 
 @dataclass(frozen=True)
@@ -624,6 +628,18 @@ class DebateRelayed(Accepted):
 class DeliveryChosen(Accepted):
     code: ClassVar[Done] = Done.DELIVERY_CHOSEN
     delivery: str  # "all" | "digest" | "none"
+
+
+@dataclass(frozen=True)
+class ConfirmNeeded(Accepted):
+    code: ClassVar[Done] = Done.CONFIRM_NEEDED
+    meant: str  # the command, written out
+
+
+@dataclass(frozen=True)
+class NotUnderstood(Refused):
+    code: ClassVar[Reason] = Reason.NOT_UNDERSTOOD
+    hint: str  # the nearest command, or ""
 
 
 @dataclass(frozen=True)
@@ -671,6 +687,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Help,
     DebateRelayed,
     DeliveryChosen,
+    ConfirmNeeded,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -728,6 +745,7 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotUnderstood,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -37,6 +37,7 @@ from referee.core.events import (
     Reason,
     Revise,
     SetParameter,
+    Suggest,
     Vote,
 )
 from referee.core.model import GameState, Phase
@@ -132,6 +133,13 @@ TABLE: tuple[Move, ...] = (
         note="the proposal exists; the same words once",
     ),
     Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, "112"),
+    Move(
+        Suggest,
+        "(a vote in plain words, kept for a bare yes)",
+        Role.ANYONE,
+        ALWAYS | {Stage.OVER},
+        "",
+    ),
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ""
     ),
