@@ -27,8 +27,9 @@ from referee import __version__, rulebook
 from referee.config import ConfigError, Settings, load_settings
 from referee.core import view
 from referee.counts import counted
+from referee.mail import servers
 from referee.resources import ResourceError
-from referee.service import Referee
+from referee.service import Referee, missing_game
 from referee.store.store import DatabaseDown, Store, StoreError
 
 app = typer.Typer(
@@ -59,9 +60,11 @@ def parse_time(text: str | None, option: str) -> datetime | None:
     return value
 
 
-def settings_from(path: Path) -> Settings:
+def settings_from(path: Path, secrets: bool = True) -> Settings:
+    """The config, or one line naming the file; `secrets=False` for commands that never log
+    in to a mail server, which then never ask for the passwords' environment variables."""
     try:
-        return load_settings(path)
+        return load_settings(path, secrets)
     except ConfigError as exc:
         if not path.exists():
             fail(
@@ -96,6 +99,8 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
         yield
     except (typer.Exit, typer.Abort):
         raise
+    except BrokenPipeError:  # a closed pipe (`outbox | head`) ends the command quietly
+        _quiet_pipe()
     except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
         fail(f"{what}: interrupted", 130)
     except DatabaseDown as exc:  # the service found the database gone mid-run
@@ -105,14 +110,34 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
     except SQLAlchemyError as exc:  # the database server, or the SQLite file, cannot be used
         fail(f"database {database}: {_first_line(exc)}" if database else _first_line(exc))
     except (ConnectionError, TimeoutError) as exc:  # ImapError is a ConnectionError
+        if _first_line(exc).startswith(("IMAP server", "SMTP server")):
+            fail(_first_line(exc))  # it names the server already, with the fix
         if imap is not None:
-            fail(f"IMAP server {imap.host}:{imap.port}: {_first_line(exc)}")
+            fail(servers.problem("IMAP", imap.host, imap.port, exc, imap.ca_file))
         fail(f"{what}: {_first_line(exc)}")
     except OSError as exc:
         fail(f"{what}: {exc}")
     except Exception as exc:  # never a traceback: the log (-v) has the detail
         logging.getLogger("referee").debug("%s failed", what, exc_info=True)
         fail(f"{what}: {exc.__class__.__name__}: {_first_line(exc)}")
+
+
+def existing_store(settings: Settings) -> Store:
+    """The game's store for a command that only reads it: never creates a database.
+
+    A SQLite file that is not there yet would be made, empty, by merely connecting: say
+    instead that the game has not been initialised.
+    """
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        path = Path(str(url.database))
+        if not path.exists():
+            fail(
+                f"no database at {path}: the game is not initialised; "
+                f"run nomic-referee init on its config"
+            )
+    store = Store(settings.database_url)
+    return store
 
 
 def _local(value: str | None, zone: ZoneInfo) -> str:
@@ -204,7 +229,7 @@ def init(
     ] = False,
 ) -> None:
     """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
-    from referee.starter import initialise, starter_config
+    from referee.starter import example_addresses, initialise, starter_config
 
     if write_config:
         if config.exists():
@@ -218,9 +243,11 @@ def init(
             f"then run: nomic-referee init {config}"
         )
         return
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # init never logs in to a server
     with answers(settings, "init"):
         done = initialise(settings, datetime.now(UTC))
+        for warning in example_addresses(settings):
+            typer.echo(f"nomic-referee: warning: {config}: {warning}", err=True)
         typer.echo(
             f"initialised {settings.game.name!r}: {done.players} players, "
             f"{done.rules} rules, first turn: {done.first_turn}"
@@ -320,20 +347,130 @@ def status(
     config: ConfigArg,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
     now: Annotated[str | None, typer.Option(help="show the game as at this ISO 8601 time")] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="exit 1, one line per problem, when the outbox is stuck, mail is quarantined "
+            "or undeliverable, or no process has read the inbox for too long",
+        ),
+    ] = False,
+    stuck_minutes: Annotated[
+        int, typer.Option(help="--check: the oldest waiting mail may be this old")
+    ] = 60,
+    unread_minutes: Annotated[
+        int, typer.Option(help="--check: the game may be without a run process this long")
+    ] = 15,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     moment = parse_time(now, "--now") or datetime.now(UTC)
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "cannot read the game's store"):
             referee = Referee.open(store, settings)
+            if check:
+                _check_health(store, referee.game_id, moment, stuck_minutes, unread_minutes)
+                return
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
             data["mail"]["delivery"] = _delivery(settings)
             _print_state(data, as_json, settings.game.timezone)
     finally:
         store.close()
+
+
+@app.command()
+def doctor(
+    config: ConfigArg,
+    create_folders: Annotated[
+        bool,
+        typer.Option("--create-folders", help="create the IMAP folders the referee needs"),
+    ] = False,
+) -> None:
+    """Check that the game can run: config, database, clock, IMAP, SMTP, sender authentication.
+
+    One line per check, OK, WARN or FAIL with the fix; exits 1 when anything failed.
+    """
+    from referee.doctor import examine
+
+    settings = settings_from(config)
+    with answers(settings, "doctor"):
+        checks = examine(config, settings, create_folders)
+        for check in checks:
+            for line in check.lines():
+                typer.echo(line)
+    failures = sum(1 for c in checks if c.status == "FAIL")
+    if failures:
+        typer.echo(f"{counted(failures, 'check')} failed", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def migrate(config: ConfigArg) -> None:
+    """Bring the database to this version's schema (after an upgrade; `run` does it too)."""
+    settings = settings_from(config, secrets=False)
+    store = existing_store(settings)
+    try:
+        with answers(settings, "migrate"):
+            pending = store.pending_migrations() if store.has_schema() else []
+            if not store.has_schema():
+                fail("the database has no tables: run nomic-referee init on the config")
+            store.create_schema()
+            typer.echo(
+                f"applied {counted(len(pending), 'migration')}"
+                + (f" ({', '.join(pending)})" if pending else ": the database was up to date")
+            )
+    finally:
+        store.close()
+
+
+@app.command()
+def backup(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="the backup to write (a new SQLite file)")],
+) -> None:
+    """Back up the game's database into one file, while the service runs (SQLite or PostgreSQL)."""
+    from referee.store.backup import backup as take_backup
+
+    settings = settings_from(config, secrets=False)
+    existing_store(settings).close()  # never creates a database
+    with answers(settings, "backup"):
+        copied = take_backup(settings.database_url, file)
+        typer.echo(
+            f"backed up {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) to {file}"
+        )
+
+
+@app.command()
+def restore(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="a file written by nomic-referee backup")],
+) -> None:
+    """Restore a backup into the config's database, which must hold no game."""
+    from referee.store.backup import restore as put_back
+
+    settings = settings_from(config, secrets=False)
+    with answers(settings, "restore"):
+        copied = put_back(file, settings.database_url)
+        typer.echo(
+            f"restored {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) from "
+            f"{file}; the next run reads the inbox again (mail already applied is only moved) "
+            "and sends what was waiting"
+        )
+
+
+def _check_health(store: Store, game_id: int, now: datetime, stuck: int, unread: int) -> None:
+    from datetime import timedelta
+
+    from referee.health import check
+
+    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread))
+    for problem in health.problems:
+        typer.echo(f"FAIL {problem}")
+    if health.problems:
+        raise typer.Exit(1)
+    typer.echo("OK   outbox moving, nothing quarantined or undeliverable, the inbox is read")
 
 
 def _replaceable(path: Path) -> bool:
@@ -363,12 +500,12 @@ def outbox(
 
     if show != "all" and show not in _STATUS:
         fail(f"--status: {show!r} is not one of waiting, sent, undeliverable, all")
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     if export is not None and export.exists() and not _replaceable(export):
         fail(f"--export: {export} exists and is not an mbox; choose another file")
     zone = ZoneInfo(settings.game.timezone)
     label = {v: k for k, v in _STATUS.items()}
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "outbox"):
             referee = Referee.open(store, settings)
@@ -411,9 +548,9 @@ app.add_typer(archive_app, name="archive")
 def _keeper(settings: Settings, store: Store) -> Any:
     from referee.archive import Keeper
 
-    game_id = store.game_id(settings.game.name)
+    game_id = store.game_id(settings.game.key)
     if game_id is None:
-        fail(f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'")
+        fail(missing_game(store, settings))
     return Keeper(settings, store, game_id)
 
 
@@ -425,11 +562,11 @@ def archive_write(
     ] = None,
 ) -> None:
     """Write the rule archive from the event log, with one git commit per change."""
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     target = folder or settings.game.archive
     if target is None:
         fail("give a folder, or set [game] archive in the config")
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "archive"):
             written = _keeper(settings, store).write_archive(target, progress=True)
@@ -468,10 +605,10 @@ def archive_diff(
     """Print what changed in the rules between two dates."""
     from referee.archive.diff import rules_diff
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     since = _day_or_time(start, "--from")
     until = _day_or_time(end, "--to") if end else datetime.now(UTC)
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "archive diff"):
             typer.echo(rules_diff(_keeper(settings, store).history(), since, until), nl=False)
@@ -498,11 +635,11 @@ def site(
     out: Annotated[Path | None, typer.Option(help="the folder (default: [game] site)")] = None,
 ) -> None:
     """Write the game's static website (works from file:// and any static host)."""
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     target = out or settings.game.site
     if target is None:
         fail("give --out DIR, or set [game] site in the config")
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "site"):
             pages = _keeper(settings, store).write_site(target, progress=True)
@@ -657,16 +794,40 @@ def export(
         sys.stdout.write(document)
 
 
+def _quiet_pipe() -> NoReturn:
+    """The reader of our output went away (`outbox | head`): stop at once, quietly, exit 0.
+
+    Python's own advice: point stdout at /dev/null so the flush at exit cannot fail again.
+    """
+    import os
+
+    with_devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(with_devnull, sys.stdout.fileno())
+    sys.exit(0)
+
+
 def main() -> None:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per job is noise
+    for chatty in ("apscheduler", "alembic", "aioimaplib", "aiosmtplib", "mail.log"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)  # libraries' INFO lines are noise
     if len(sys.argv) <= 1:
         sys.argv.append("--help")
     try:
         code = app(standalone_mode=False)
+        sys.stdout.flush()  # a pipe closed early fails here, not in the interpreter's exit
+    except BrokenPipeError:
+        _quiet_pipe()
+    except SystemExit as exc:  # click's own answer to a closed pipe is exit 1: make it quiet
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            sys.exit(0)
+        raise
     except typer.Exit as exc:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_pipe()
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("nomic-referee: aborted", err=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from referee import rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import codec, engine, outcomes
+from referee.core import codec, engine, mechanics, outcomes
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -53,6 +53,20 @@ def redact(address: str) -> str:
     """a***@example.org: enough to follow a log, not enough to harvest addresses."""
     local, at, domain = address.partition("@")
     return f"{local[:1]}***{at}{domain}" if at else "***"
+
+
+def missing_game(store: Store, settings: Settings) -> str:
+    """Why `[game]` finds no game, and how to reach the one the operator meant."""
+    game = settings.game
+    held = store.games()
+    text = f"no game with id {game.key!r} ({game.name!r}) in the database"
+    if not held:
+        return f"{text}: run 'nomic-referee init'"
+    listed = ", ".join(f"id {key!r} ({name!r})" for key, name in held)
+    return (
+        f"{text}; it holds {listed}. A renamed game keeps its id: set [game] id to it "
+        '(e.g. id = "' + held[0][0] + "\"); a new game: run 'nomic-referee init'"
+    )
 
 
 def initial_state(settings: Settings, started: datetime) -> GameState:
@@ -119,6 +133,8 @@ class Referee:
         self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
+        if self.state.name != settings.game.name:  # the display name was corrected: show it
+            self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
         self.last_at = utc(latest) if latest is not None else self.state.started_at
         self.renderer = Renderer(
@@ -139,7 +155,12 @@ class Referee:
         started = utc(started)
         initial = initial_state(settings, started)
         game_id = store.create_game(
-            settings.game.name, settings.game.address, settings.game.language, initial, started
+            settings.game.key,
+            settings.game.name,
+            settings.game.address,
+            settings.game.language,
+            initial,
+            started,
         )
         try:
             referee = cls(store, game_id, settings, render)
@@ -156,11 +177,11 @@ class Referee:
 
     @classmethod
     def open(cls, store: Store, settings: Settings) -> Referee:
-        game_id = store.game_id(settings.game.name)
+        game_id = store.game_id(settings.game.key)
         if game_id is None:
-            raise StoreError(
-                f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'"
-            )
+            raise StoreError(missing_game(store, settings))
+        if dict(store.games()).get(settings.game.key) != settings.game.name:
+            store.rename_game(game_id, settings.game.name)  # the key stays; the name is shown
         return cls(store, game_id, settings)
 
     def checkpoint(self) -> None:
@@ -345,7 +366,7 @@ class Referee:
             state = engine.decide(state, kept, at).state
             work.append_event(codec.event_to_data(kept), at, mail.message_id)
         if not parsed and not votes:
-            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
@@ -384,7 +405,7 @@ class Referee:
         thread = referee_thread(
             mail.references,
             mail.in_reply_to,
-            outgoing.slug(game.name),
+            game.key,
             outgoing.domain_of(game.address),
         )
         return frozenset() if thread is None else circulated_lines(state, thread)
@@ -396,7 +417,7 @@ class Referee:
         (never relayed), and in a proposal's thread the rest goes to the table (112); a SAY
         there is about that proposal. Outside a thread every such line is quoted back."""
         game = self.settings.game
-        thread = debate_thread(mail.references, mail.in_reply_to, game.name, game.address, state)
+        thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
         in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
         number = thread.number if thread is not None and in_proposal else None
         hinted: list[Hint] = []
@@ -434,7 +455,7 @@ class Referee:
     def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare yes in reply to "this reads as VOTE 301 YES": the commands it confirms."""
         game = self.settings.game
-        thread = nearest_thread(mail.references, mail.in_reply_to, game.name, game.address)
+        thread = nearest_thread(mail.references, mail.in_reply_to, game.key, game.address)
         lines = state.suggestion_of(mail.sender)
         words = mail.own_words.split()
         if thread is None or thread.kind is not ThreadKind.CONFIRM or not lines or not words:
@@ -463,7 +484,7 @@ class Referee:
 
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
@@ -491,7 +512,13 @@ class Referee:
         player = state.player(mail.sender)
         name = player.name if player else mail.sender_name
         rendered = self.renderer.render(
-            "reply", {"items": items, "subject": reply_subject(mail.subject), "name": name}
+            "reply",
+            {
+                "items": items,
+                "subject": reply_subject(mail.subject),
+                "name": name,
+                "cites": mechanics.citations(state),
+            },
         )
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
@@ -499,7 +526,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name=name,
             message_id=outgoing.thread_message_id(
-                self.settings.game.name,
+                self.settings.game.key,
                 self.settings.game.address,
                 Thread.confirm(),
                 "reply",
@@ -507,7 +534,7 @@ class Referee:
             )
             if confirm
             else outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "reply", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -532,7 +559,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "stranger", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, "stranger", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -555,6 +582,7 @@ class Referee:
         """Render each notice once and queue one message per recipient (205)."""
         sent = 0
         game, address = self.settings.game.name, self.settings.game.address
+        key = self.settings.game.key  # the Message-IDs' (the display name may change)
         for index, effect in enumerate(effects):
             if not isinstance(effect, Notice):
                 continue
@@ -566,9 +594,9 @@ class Referee:
                 sent += len(recipients)
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
-            body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
+            body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
             thread = effect.thread
-            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
+            root = outgoing.thread_root(key, address, thread) if thread is not None else ""
             table = self._table_headers(effect)
             for player in recipients:
                 parts = (state.events, inbound or "", index, player.email)
@@ -577,9 +605,9 @@ class Referee:
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    message_id=outgoing.thread_message_id(key, address, thread, *parts)
                     if thread is not None
-                    else outgoing.message_id(game, address, *parts),
+                    else outgoing.message_id(key, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
@@ -609,7 +637,7 @@ class Referee:
         stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
         return {
             "from_name": f"{author} via {game.name}" if author else "",
-            "list_id": outgoing.list_id(game.name, game.address),
+            "list_id": outgoing.list_id(game.name, game.key, game.address),
             "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
             "list_unsubscribe": stop,
         }
@@ -673,7 +701,7 @@ def _shown(message_id: str) -> str:
 
 def echoes_where(mail: InboundMail, settings: Settings) -> str:
     game = settings.game
-    slug, domain = outgoing.slug(game.name), outgoing.domain_of(game.address)
+    slug, domain = game.key, outgoing.domain_of(game.address)
     thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
     return thread.replace("-", " ") if thread else "the game's texts"
 

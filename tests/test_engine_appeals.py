@@ -117,4 +117,4 @@ def test_a_ruling_that_play_cannot_continue_ends_the_game_under_215() -> None:
     game.do(Agree(ADA, "A1", True))
     game.do(Agree(CARLA, "A1", True))
     assert game.state.over and game.state.winner == BOB
-    assert game.notices("winner")[-1].data["rule"] == "215"
+    assert game.notices("winner")[-1].data["rule"] == "impossible"

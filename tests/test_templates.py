@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from referee.core.events import Done, NoticeKind, Outcome, Propose, Reason, Vote
+from referee.core.mechanics import citations
 from referee.core.model import ProposalKind
 from referee.mail.render import Renderer, templates_folder
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, Game
 
 LANGUAGES = ("en", "it")
+CITES = citations(Game().state)  # the rules each mechanic is cited by, in the seed ruleset
 
 
 def renderer(language: str) -> Renderer:
@@ -127,11 +129,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "winner": {
         "winner": "Ada",
         "score": 100,
-        "rule": "209",
-        "number": 304,
+        "rule": "winning",
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
     },
-    "majority_now": {"rule": 204, "rounds": 2},
+    "majority_now": {"rounds": 2, "dissent": True},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
     "debate": {
@@ -152,7 +153,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("kind", sorted(SAMPLES))
 def test_notices_rare_in_play_render(language: str, kind: str) -> None:
-    out = renderer(language).render(f"notices/{kind}", SAMPLES[kind])
+    out = renderer(language).render(f"notices/{kind}", {**SAMPLES[kind], "cites": CITES})
     assert out.subject and out.text.strip()
 
 
@@ -201,6 +202,7 @@ REASON_DATA: dict[str, Any] = {
     "judge": "Bob",
     "number": 301,
     "rule": 202,
+    "mechanic": "turn",
     "amendment": "305.1",
     "cap": 25,
     "count": 25,
@@ -253,7 +255,9 @@ def test_every_outcome_and_refusal_renders_in_a_reply(language: str) -> None:
         {"line": r.value, "meant": "AWARD 7", "ok": False, "code": r.value, "data": REASON_DATA}
         for r in Reason
     ]
-    out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
+    out = renderer(language).render(
+        "reply", {"items": items, "subject": "x", "name": "Bob", "cites": CITES}
+    )
     assert out.subject == "x"
     assert "VOTE" in out.text or "VOTO" in out.text  # help and syntax rendered
     for r in Reason:
@@ -264,6 +268,7 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
     out = renderer("en").render(
         "notices/appeal_opened",
         {
+            "cites": CITES,
             "appeal": {
                 "id": "A1",
                 "kind": "appeal",
@@ -272,7 +277,7 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
                 "judge": "ada",
                 "judge_name": "Ada",
                 "accused": None,
-            }
+            },
         },
     )
     assert "<img" not in out.html and "<a href" not in out.html
@@ -363,5 +368,7 @@ def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
                     "data": payload.fields(),
                 }
             )
-        out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
+        out = renderer(language).render(
+            "reply", {"items": items, "subject": "x", "name": "Bob", "cites": CITES}
+        )
         assert all(f"> {item['line']}" in out.text for item in items)

@@ -200,7 +200,7 @@ def weigh(step: Step, appeal_id: str) -> None:
 
 def carry_out(step: Step, appeal: Appeal) -> None:
     if appeal.impossible is not None:  # 215: the first player unable to complete a turn wins
-        finish(step, appeal.impossible, "215")
+        finish(step, appeal.impossible, "impossible")
         return
     if appeal.kind is AppealKind.ACCUSATION and appeal.verdict is Verdict.UPHELD:
         depose(step, appeal)
@@ -241,7 +241,7 @@ def crown(step: Step, cmd: Crown) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email == cmd.sender:
         raise Refusal(outcomes.CannotCrownSelf())
-    make_king(step, chosen.email, "213")
+    make_king(step, chosen.email, "deposition")
     return outcomes.Crowned(king=chosen.name)
 
 
@@ -260,7 +260,7 @@ def make_king(step: Step, email: str, rule: str) -> None:
         prompt_award(step)
 
 
-def crown_successor_of(step: Step, email: str, rule: str = "114") -> None:
+def crown_successor_of(step: Step, email: str, rule: str = "custom") -> None:
     """The next player in turn order after `email` is King (see docs/interpretation.md)."""
     successor = player_after(step, email)
     if successor is not None and successor != email:

@@ -24,6 +24,11 @@ class ScoreCause(enum.StrEnum):
     def rule(self) -> int:
         return {"award": 202, "dissent_bonus": 206, "deposition": 213}[self.value]
 
+    @property
+    def mechanic(self) -> str:
+        """The mechanic (`referee.core.mechanics`) that grants the points, which mail cites."""
+        return {"award": "turn", "dissent_bonus": "dissent", "deposition": "deposition"}[self.value]
+
 
 class RuleChangeKind(enum.StrEnum):
     """A proposal's kind (103) when a proposal made the change; else what the referee did."""
@@ -122,6 +127,7 @@ def score_change_data(change: ScoreChange, current: Callable[[int], int] = int) 
         "delta": change.delta,
         "cause": change.cause.value,
         "rule": current(change.rule),
+        "mechanic": change.cause.mechanic,
         "proposal": change.proposal,
     }
 

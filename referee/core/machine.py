@@ -117,7 +117,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
         )
     step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
-        finish(step, None, "114")
+        finish(step, None, "leaving")
         return outcomes.QuitRecorded()
     if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
         crown_successor_of(step, cmd.sender)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -96,6 +97,7 @@ class TurnStarted(NoticePayload):
     player: str
     email: str
     round: int
+    example: str  # a mutable rule in force to name in the example proposal, or ""
 
 
 @dataclass(frozen=True)
@@ -194,8 +196,8 @@ class AwardReminder(NoticePayload):
 @dataclass(frozen=True)
 class MajorityNow(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.MAJORITY_NOW
-    rule: int
     rounds: int
+    dissent: bool  # whether a rule in force grants the dissent bonus (206)
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ class CrownPrompt(NoticePayload):
 class KingCrowned(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.KING_CROWNED
     king: str
-    rule: str
+    rule: str  # the mechanic the crown passes under: "deposition" (213) or "custom" (212)
 
 
 @dataclass(frozen=True)
@@ -289,9 +291,8 @@ class Winner(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.WINNER
     winner: str
     score: int
-    rule: str  # the rule's identity: "209" (the winning score) or "215" (no turn possible)
+    rule: str  # the mechanic: "winning" (209, 113: the score) or "impossible" (215)
     scores: list[View]
-    number: int = 0  # the number that rule has now (109), which the mail cites
 
 
 @dataclass(frozen=True)
@@ -353,6 +354,9 @@ class Notice:
     to: tuple[str, ...]
     payload: NoticePayload
     thread: Thread | None = None
+    # The rule each mechanic is cited by, as the rules stood when the notice was written
+    # (`referee.core.mechanics.citations`); the templates' `cite(...)` reads it.
+    cites: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
 
     @property
     def kind(self) -> NoticeKind:
@@ -360,5 +364,5 @@ class Notice:
 
     @property
     def data(self) -> dict[str, Any]:
-        """What the template reads: the payload's fields."""
-        return self.payload.fields()
+        """What the template reads: the payload's fields, and the citations."""
+        return {**self.payload.fields(), "cites": self.cites}

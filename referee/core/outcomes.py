@@ -310,7 +310,7 @@ class NotYourTurn(Refused):
 class WrongPhase(Refused):
     code: ClassVar[Reason] = Reason.WRONG_PHASE
     phase: str
-    rule: str
+    mechanic: str  # what orders the turn's parts: "turn" (202) or "winning" (209's tie)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from referee.core import notices, outcomes, params, view
+from referee.core import mechanics, notices, outcomes, params, view
 from referee.core.changes import (
     Changes,
     RuleChange,
@@ -93,7 +93,7 @@ class Step:
         self, to: tuple[str, ...], payload: notices.NoticePayload, thread: Thread | None = None
     ) -> None:
         if to:
-            self.effects.append(Notice(to, payload, thread))
+            self.effects.append(Notice(to, payload, thread, mechanics.citations(self.state)))
 
     def to_king(self) -> tuple[str, ...]:
         return (self.state.king,) if self.state.king else ()

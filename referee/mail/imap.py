@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from aioimaplib import aioimaplib
 
 from referee.config import ImapConfig
+from referee.mail import servers
 
 log = logging.getLogger("referee.imap")
 
@@ -118,7 +119,20 @@ class ImapInbox:
     def _context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.config.ca_file or None)
 
-    async def connect(self) -> None:
+    async def connect(self, create_folders: bool = True) -> None:
+        """Log in and select the folder; a failure is an ImapError naming the server.
+
+        `create_folders=False` (doctor without consent) leaves missing folders missing.
+        """
+        c = self.config
+        try:
+            await self._connect(create_folders)
+        except ImapError as exc:
+            raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
+        except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
+
+    async def _connect(self, create_folders: bool) -> None:
         c = self.config
         if c.security == "none" and not _is_loopback(c.host):
             raise ImapError("security = 'none' is allowed only on a loopback address")
@@ -135,7 +149,7 @@ class ImapInbox:
         _check(await client.login(c.username, c.password), "LOGIN")
         self.client = client
         await self._capabilities()
-        for folder in (c.processed, c.quarantine):
+        for folder in (c.processed, c.quarantine) if create_folders else ():
             response = await client.create(folder)
             if (
                 response.result != "OK"

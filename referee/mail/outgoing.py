@@ -21,6 +21,7 @@ from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
 
+from referee.config import slug as slug  # re-exported: the Message-IDs' game part
 from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
@@ -49,11 +50,6 @@ class Envelope:
     list_id: str = ""  # "Game <slug.domain>"; "" for mail that is not the table's
     list_archive: str = ""  # a URL of the debate's page on the game's website
     list_unsubscribe: str = ""  # the command that stops the debate reaching this player
-
-
-def slug(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cleaned or "game"
 
 
 def domain_of(address: str) -> str:
@@ -133,9 +129,9 @@ def message_ids(ids: tuple[str, ...]) -> str:
     return "\n ".join(i for i in ids if _MSG_ID.fullmatch(i))
 
 
-def list_id(game: str, address: str) -> str:
-    """The game's List-Id (RFC 2919): its name, then `<slug.domain>`."""
-    return f"{header_value(game)} <{slug(game)}.{domain_of(address)}>"
+def list_id(name: str, key: str, address: str) -> str:
+    """The game's List-Id (RFC 2919): its name, then `<key.domain>` (the key never changes)."""
+    return f"{header_value(name)} <{slug(key)}.{domain_of(address)}>"
 
 
 _URL_OK = re.compile(r"https?://[\x21-\x3b\x3d\x3f-\x7e]{1,900}")
