@@ -284,8 +284,10 @@ def run(
     from referee.runner import database_down
 
     stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
-    logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
+    from referee.logs import configure
+
     every = [settings_from(path) for path in config]
+    configure(every[0].log, verbose, once)
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
@@ -810,8 +812,9 @@ def main() -> None:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for chatty in ("apscheduler", "alembic", "aioimaplib", "aiosmtplib", "mail.log"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)  # libraries' INFO lines are noise
+    from referee.logs import quiet_libraries
+
+    quiet_libraries()  # libraries' INFO lines are noise
     if len(sys.argv) <= 1:
         sys.argv.append("--help")
     try:

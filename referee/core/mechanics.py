@@ -138,6 +138,12 @@ def runs(state: GameState, mechanic: Mechanic) -> bool:
     return is_house(state, mechanic)
 
 
+def parameter_runs(state: GameState, name: str) -> bool:
+    """Whether the mechanics that use parameter `name` still run (all of them, if several)."""
+    users = [s.mechanic for s in SPECS if name in s.parameters]
+    return all(runs(state, m) for m in users)
+
+
 def _former(state: GameState, mechanic: Mechanic) -> Rule | None:
     for identity in _declared(state, mechanic):
         rule = state.rule_by_identity(identity)

@@ -104,6 +104,7 @@ class Reason(enum.StrEnum):
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
+    NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -662,6 +663,14 @@ class DebateDailyLimit(Refused):
     next: datetime  # when this player's words are relayed again
 
 
+@dataclass(frozen=True)
+class NotInForce(Refused):
+    """The move belongs to a mechanic no rule in force carries (a repealed 212, 213, 215)."""
+
+    code: ClassVar[Reason] = Reason.NOT_IN_FORCE
+    mechanic: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -746,6 +755,7 @@ REFUSED: tuple[type[Refused], ...] = (
     DebateTooLong,
     DebateDailyLimit,
     NotUnderstood,
+    NotInForce,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -16,7 +16,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from referee.core import outcomes
+from referee.core import mechanics, outcomes
 from referee.core.events import (
     Accuse,
     Agree,
@@ -86,6 +86,7 @@ class Move:
     grants: tuple[Mechanic, ...]  # the mechanics, hence the rules, that grant it
     outside: Reason = Reason.WRONG_PHASE  # the refusal in a stage of the turn not listed
     note: str = ""  # what the handler checks on the object the command names
+    needs: Mechanic | None = None  # a mechanic only a mutable rule grants: refused once gone
 
 
 TABLE: tuple[Move, ...] = (
@@ -124,7 +125,7 @@ TABLE: tuple[Move, ...] = (
     ),
     Move(Award, "AWARD", Role.KING, frozenset({Stage.AWARD}), (M.TURN,)),
     Move(NameWinner, "WINNER", Role.KING, frozenset({Stage.TIE}), (M.WINNING,), Reason.NO_TIE),
-    Move(OpenAppeal, "APPEAL", Role.PLAYER, ALWAYS, (M.APPEALS,)),
+    Move(OpenAppeal, "APPEAL", Role.PLAYER, ALWAYS, (M.APPEALS,), needs=M.APPEALS),
     Move(
         NameChampion,
         "CHAMPION",
@@ -144,7 +145,7 @@ TABLE: tuple[Move, ...] = (
     Move(
         Agree, "AGREE / DISAGREE", Role.PLAYER, ALWAYS, (M.APPEALS,), note="a ruling is published"
     ),
-    Move(Accuse, "ACCUSE", Role.SUBJECT, ALWAYS, (M.DEPOSITION,)),
+    Move(Accuse, "ACCUSE", Role.SUBJECT, ALWAYS, (M.DEPOSITION,), needs=M.DEPOSITION),
     Move(Crown, "CROWN", Role.DEPOSED, ALWAYS, (M.DEPOSITION, M.ONE_KING)),
     Move(Quit, "QUIT", Role.PLAYER, ALWAYS, (M.LEAVING,)),
     Move(
@@ -209,6 +210,8 @@ def bar(state: GameState, cmd: Command) -> outcomes.Refused | None:
         return None
     if stage is Stage.OVER:
         return outcomes.GameOver(winner=_name(state, state.winner))
+    if move.needs is not None and not mechanics.runs(state, move.needs):
+        return outcomes.NotInForce(mechanic=move.needs.value)
     if stage not in move.stages and stage is Stage.TIE:
         return outcomes.WrongPhase(phase=stage.value, mechanic="winning")
     if stage not in move.stages and stage is Stage.APPEAL:

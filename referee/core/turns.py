@@ -29,7 +29,7 @@ from referee.core.model import (
     ProposalStatus,
 )
 from referee.core.order import player_key, turn_order
-from referee.core.step import DAY, RULE_ADOPTION, Refusal, Step
+from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 
 
@@ -104,8 +104,8 @@ def maybe_switch_to_majority(step: Step) -> None:
     s = step.state
     if s.adoption is Adoption.MAJORITY or s.rule_204_amended:
         return
-    rule = s.rule_by_identity(RULE_ADOPTION)
-    if rule is None or not rule.in_force:
+    rule = mechanics.owner(s, mechanics.Mechanic.MAJORITY)
+    if rule is None:  # 204 repealed: the adoption rule in force stays as it was
         return
     if s.rounds_completed < step.params()["majority_after_rounds"]:
         return
