@@ -105,6 +105,7 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
         "debate_ended",
         "vote_result",
         "ruleset",
+        "scores",
         "award_prompt",
         "parameter_prompt",
         "appeal_opened",
@@ -131,6 +132,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "score": 100,
         "rule": "winning",
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
+        "changes": {
+            "rules": [],
+            "scores": [
+                {
+                    "player": "Ada",
+                    "email": "ada@example.org",
+                    "delta": 7,
+                    "cause": "award",
+                    "rule": 202,
+                    "mechanic": "turn",
+                    "proposal": 305,
+                }
+            ],
+            "proposal": None,
+        },
     },
     "majority_now": {"rounds": 2, "dissent": True},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},

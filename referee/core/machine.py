@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
@@ -70,6 +70,7 @@ from referee.core.numbering import first_proposal_number
 from referee.core.order import turn_order
 from referee.core.proposals import extend, propose, revise
 from referee.core.step import Decision, Refusal, Step
+from referee.core.threads import Thread
 from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
 from referee.core.voting import close_vote, everyone_voted, vote
 
@@ -210,8 +211,17 @@ def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
     first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
     step = Step(replace(state, next_proposal_number=first), now)
-    step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
     order = turn_order(step.state)
+    step.notify(
+        EVERYONE,
+        notices.GameStarted(
+            **view.ruleset_data(step.state),
+            example=mechanics.example_rule(step.state),
+            first=order[0].name if order else "",
+            proposal=first,
+        ),
+        Thread.ruleset(),
+    )
     if order:
         start_turn(step, order[0].email)
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
