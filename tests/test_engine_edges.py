@@ -164,7 +164,7 @@ def test_an_appeal_is_judged_by_the_king_in_office_after_a_deposition(game: Refe
     send(game, clock, BOB, "AGREE A2")
     send(game, clock, CARLA, "AGREE A2")
     assert game.state.deposed == ADA
-    assert "Only the judge of A1" in send(game, clock, ADA, "RULING A1\nYes.\nEND")
+    assert "A1 has no judge yet" in send(game, clock, ADA, "RULING A1\nYes.\nEND")
     send(game, clock, ADA, "CROWN Carla")
     assert "Only the judge of A1 (Carla De Santis)" in send(
         game, clock, ADA, "RULING A1\nYes.\nEND"
@@ -182,7 +182,7 @@ def test_when_the_king_quits_his_successor_judges_or_names_a_champion(game: Refe
     prompts = sent(game, "champion_prompt")
     assert prompts and prompts[-1]["To"].addresses[0].addr_spec == BOB  # A1 is Bob's own
     assert "Done." in send(game, clock, BOB, "RULING A2\nYes, Carla.\nEND")
-    assert "Only the judge of A1" in send(game, clock, BOB, "RULING A1\nYes, me.\nEND")
+    assert "A1 has no judge yet" in send(game, clock, BOB, "RULING A1\nYes, me.\nEND")
     assert "Done." in send(game, clock, BOB, "CHAMPION A1 Carla")
     assert "Done." in send(game, clock, CARLA, "RULING A1\nYes, Bob.\nEND")
 

@@ -101,6 +101,11 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
+        if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):
+            votes = tuple(v for v in open_proposal.votes if v[0] != cmd.sender)
+            if votes != open_proposal.votes:
+                step.state = step.state.with_proposal(replace(open_proposal, votes=votes))
     withdrawn = None
     proposal = step.state.current
     if (

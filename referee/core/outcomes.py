@@ -105,6 +105,8 @@ class Reason(enum.StrEnum):
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
+    PLAYER_LEFT = "player_left"  # 114: the player named has left the game
+    NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -671,6 +673,18 @@ class NotInForce(Refused):
     mechanic: str
 
 
+@dataclass(frozen=True)
+class PlayerLeft(Refused):
+    code: ClassVar[Reason] = Reason.PLAYER_LEFT
+    who: str
+
+
+@dataclass(frozen=True)
+class NoJudgeYet(Refused):
+    code: ClassVar[Reason] = Reason.NO_JUDGE_YET
+    id: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -756,6 +770,8 @@ REFUSED: tuple[type[Refused], ...] = (
     DebateDailyLimit,
     NotUnderstood,
     NotInForce,
+    PlayerLeft,
+    NoJudgeYet,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -267,6 +267,8 @@ def _role_bar(state: GameState, cmd: Command, role: Role) -> outcomes.Refused | 
             if appeal is not None and appeal in state.open_appeals
             else sender
         )
+        if judge is None and appeal is not None:
+            return outcomes.NoJudgeYet(id=appeal.id)
         if judge != sender:
             return outcomes.NotJudge(id=cmd.appeal.upper(), judge=_name(state, judge))
     return None

@@ -156,6 +156,8 @@ class Step:
 
     def resolve(self, who: str) -> Player:
         p = find_player(self.state, who)
-        if p is None or not p.active:
+        if p is None:
             raise Refusal(outcomes.UnknownPlayer(who=who))
+        if not p.active:  # 114: known, but gone
+            raise Refusal(outcomes.PlayerLeft(who=p.name))
         return p
