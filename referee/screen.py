@@ -130,6 +130,17 @@ def authenticated(intake: Intake, work: UnitOfWork) -> Verdict | None:
     )
 
 
+def addressed_here(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The mail is written to this game: its address among To and Cc. A player's signed mail
+    to another game or to another player, resent here by whoever holds a copy, never acts."""
+    address = intake.settings.game.address.lower()
+    if address in intake.mail.recipients:
+        return None
+    why = "your mail is not addressed to this game"
+    refusal = outcomes.NotAddressed(address=intake.settings.game.address, why=why)
+    return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), why)
+
+
 def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The player's mail and commands today, counting only mail shown to be his."""
     limits = intake.settings.limits
@@ -170,6 +181,7 @@ CHAIN: tuple[tuple[str, Check], ...] = (
     ("player", player),
     ("whole_headers", whole_headers),
     ("authenticated", authenticated),
+    ("addressed_here", addressed_here),
     ("daily_allowance", daily_allowance),
     ("size", size),
     ("length", length),

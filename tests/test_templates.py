@@ -234,6 +234,7 @@ REASON_DATA: dict[str, Any] = {
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
     "why": "no DKIM signature",
+    "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [
         {"number": 104, "label": "I", "path": "II/I"},

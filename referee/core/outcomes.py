@@ -100,6 +100,7 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    NOT_ADDRESSED = "not_addressed"  # the mail was written to someone else
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
@@ -612,6 +613,16 @@ class DailyLimit(Refused):
 
 
 @dataclass(frozen=True)
+class NotAddressed(Refused):
+    """A player's signed mail addressed elsewhere (another game, another player): a copy of it
+    sent here must not act (issue 15)."""
+
+    code: ClassVar[Reason] = Reason.NOT_ADDRESSED
+    address: str
+    why: str
+
+
+@dataclass(frozen=True)
 class QuotedNotice(Refused):
     code: ClassVar[Reason] = Reason.QUOTED_NOTICE
     where: str
@@ -764,6 +775,7 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyAppeals,
     TooManyMails,
     DailyLimit,
+    NotAddressed,
     QuotedNotice,
     AlreadyRelayed,
     DebateTooLong,
