@@ -105,6 +105,7 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
         "debate_ended",
         "vote_result",
         "ruleset",
+        "scores",
         "award_prompt",
         "parameter_prompt",
         "appeal_opened",
@@ -131,6 +132,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "score": 100,
         "rule": "winning",
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
+        "changes": {
+            "rules": [],
+            "scores": [
+                {
+                    "player": "Ada",
+                    "email": "ada@example.org",
+                    "delta": 7,
+                    "cause": "award",
+                    "rule": 202,
+                    "mechanic": "turn",
+                    "proposal": 305,
+                }
+            ],
+            "proposal": None,
+        },
     },
     "majority_now": {"rounds": 2, "dissent": True},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
@@ -190,6 +206,7 @@ DATA: dict[str, dict[str, Any]] = {
     "help": {},
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
+    "confirm_needed": {"meant": "VOTE 301 YES"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -217,6 +234,7 @@ REASON_DATA: dict[str, Any] = {
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
     "why": "no DKIM signature",
+    "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [
         {"number": 104, "label": "I", "path": "II/I"},

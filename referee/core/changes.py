@@ -133,7 +133,10 @@ def score_change_data(change: ScoreChange, current: Callable[[int], int] = int) 
 
 
 def changes_data(changes: Changes, current: Callable[[int], int] = int) -> dict[str, Any]:
+    """The changes for a mail; `proposal` is the proposal that made the step's rule changes
+    (None for the referee's own: the switch to majority, a parameter the King set)."""
     return {
         "rules": [rule_change_data(c) for c in changes.rules],
         "scores": [score_change_data(c, current) for c in changes.scores],
+        "proposal": next((c.proposal for c in changes.rules if c.proposal), None),
     }

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
@@ -31,7 +31,7 @@ from referee.core.changes import (
     RuleChangeKind,
 )
 from referee.core.clock import tick
-from referee.core.debate import choose_delivery, debate
+from referee.core.debate import choose_delivery, debate, suggest
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -55,6 +55,7 @@ from referee.core.events import (
     Quit,
     Revise,
     SetParameter,
+    Suggest,
     Tick,
     Vote,
 )
@@ -69,6 +70,7 @@ from referee.core.numbering import first_proposal_number
 from referee.core.order import turn_order
 from referee.core.proposals import extend, propose, revise
 from referee.core.step import Decision, Refusal, Step
+from referee.core.threads import Thread
 from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
 from referee.core.voting import close_vote, everyone_voted, vote
 
@@ -99,6 +101,11 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
+        if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):
+            votes = tuple(v for v in open_proposal.votes if v[0] != cmd.sender)
+            if votes != open_proposal.votes:
+                step.state = step.state.with_proposal(replace(open_proposal, votes=votes))
     withdrawn = None
     proposal = step.state.current
     if (
@@ -209,8 +216,17 @@ def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
     first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
     step = Step(replace(state, next_proposal_number=first), now)
-    step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
     order = turn_order(step.state)
+    step.notify(
+        EVERYONE,
+        notices.GameStarted(
+            **view.ruleset_data(step.state),
+            example=mechanics.example_rule(step.state),
+            first=order[0].name if order else "",
+            proposal=first,
+        ),
+        Thread.ruleset(),
+    )
     if order:
         start_turn(step, order[0].email)
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
@@ -246,5 +262,6 @@ HANDLERS: dict[type, Handler] = {
     NameWinner: name_winner,
     Debate: debate,
     ChooseDelivery: choose_delivery,
+    Suggest: suggest,
     Query: query,
 }

@@ -31,6 +31,7 @@ class NoticeKind(enum.StrEnum):
     VOTE_REMINDER = "vote_reminder"  # 203
     VOTE_RESULT = "vote_result"  # 203
     RULESET = "ruleset"  # 205
+    SCORES = "scores"  # 205: a change of scores alone
     AWARD_PROMPT = "award_prompt"  # 202 (4)
     AWARD_REMINDER = "award_reminder"
     MAJORITY_NOW = "majority_now"  # 204
@@ -66,7 +67,7 @@ class NoticePayload:
 
 @dataclass(frozen=True)
 class GameStarted(NoticePayload):
-    """101, 205: the opening, with the ruleset and the players."""
+    """101, 205: the opening: how to play, then the ruleset and the players."""
 
     kind: ClassVar[NoticeKind] = NoticeKind.GAME_STARTED
     rules: list[View]
@@ -75,6 +76,9 @@ class GameStarted(NoticePayload):
     parameters: dict[str, int]
     king: str
     house_values: list[View]  # parameters no rule carries, with their house value
+    example: str  # a mutable rule in force to name in examples (`mechanics.example_rule`)
+    first: str  # the player whose turn comes first
+    proposal: int  # the number the first proposal will take (109)
 
 
 @dataclass(frozen=True)
@@ -92,12 +96,29 @@ class Ruleset(NoticePayload):
 
 
 @dataclass(frozen=True)
+class Scores(NoticePayload):
+    """205: the scores after a change of scores alone, opening with what changed; the rules
+    did not change, so the ruleset is not sent again."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.SCORES
+    changes: View
+    scores: list[View]
+    king: str
+    winning_score: int
+
+
+@dataclass(frozen=True)
 class TurnStarted(NoticePayload):
+    """201: whose turn it is; when the step also changed the scores (the King's award ended
+    the last turn), the mail carries them and what changed (205) instead of a mail of its own."""
+
     kind: ClassVar[NoticeKind] = NoticeKind.TURN_STARTED
     player: str
     email: str
     round: int
     example: str  # a mutable rule in force to name in the example proposal, or ""
+    changes: View | None = None
+    scores: list[View] | None = None
 
 
 @dataclass(frozen=True)
@@ -293,6 +314,7 @@ class Winner(NoticePayload):
     score: int
     rule: str  # the mechanic: "winning" (209, 113: the score) or "impossible" (215)
     scores: list[View]
+    changes: View | None = None  # the score changes of the step that ended the game (205)
 
 
 @dataclass(frozen=True)
@@ -317,6 +339,7 @@ class DebateDigest(NoticePayload):
 PAYLOADS: tuple[type[NoticePayload], ...] = (
     GameStarted,
     Ruleset,
+    Scores,
     TurnStarted,
     TurnReminder,
     ProposalCirculated,

@@ -41,6 +41,7 @@ class Done(enum.StrEnum):
     HELP = "help"
     DEBATE_RELAYED = "debate_relayed"
     DELIVERY_CHOSEN = "delivery_chosen"
+    CONFIRM_NEEDED = "confirm_needed"  # plain words read as a command, waiting for a bare yes
 
 
 class Reason(enum.StrEnum):
@@ -99,10 +100,14 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    NOT_ADDRESSED = "not_addressed"  # the mail was written to someone else
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
+    PLAYER_LEFT = "player_left"  # 114: the player named has left the game
+    NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -544,6 +549,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
 @dataclass(frozen=True)
@@ -603,6 +609,17 @@ class DailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DAILY_LIMIT
     what: str  # "mails" | "commands"
     limit: int
+    next: datetime | None = None  # when this sender's mail is read and answered again
+
+
+@dataclass(frozen=True)
+class NotAddressed(Refused):
+    """A player's signed mail addressed elsewhere (another game, another player): a copy of it
+    sent here must not act (issue 15)."""
+
+    code: ClassVar[Reason] = Reason.NOT_ADDRESSED
+    address: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -625,6 +642,18 @@ class DebateRelayed(Accepted):
 class DeliveryChosen(Accepted):
     code: ClassVar[Done] = Done.DELIVERY_CHOSEN
     delivery: str  # "all" | "digest" | "none"
+
+
+@dataclass(frozen=True)
+class ConfirmNeeded(Accepted):
+    code: ClassVar[Done] = Done.CONFIRM_NEEDED
+    meant: str  # the command, written out
+
+
+@dataclass(frozen=True)
+class NotUnderstood(Refused):
+    code: ClassVar[Reason] = Reason.NOT_UNDERSTOOD
+    hint: str  # the nearest command, or ""
 
 
 @dataclass(frozen=True)
@@ -655,6 +684,18 @@ class NotInForce(Refused):
     mechanic: str
 
 
+@dataclass(frozen=True)
+class PlayerLeft(Refused):
+    code: ClassVar[Reason] = Reason.PLAYER_LEFT
+    who: str
+
+
+@dataclass(frozen=True)
+class NoJudgeYet(Refused):
+    code: ClassVar[Reason] = Reason.NO_JUDGE_YET
+    id: str
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -680,6 +721,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Help,
     DebateRelayed,
     DeliveryChosen,
+    ConfirmNeeded,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -733,11 +775,15 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyAppeals,
     TooManyMails,
     DailyLimit,
+    NotAddressed,
     QuotedNotice,
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotUnderstood,
     NotInForce,
+    PlayerLeft,
+    NoJudgeYet,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -37,6 +37,7 @@ from referee.core.events import (
     Reason,
     Revise,
     SetParameter,
+    Suggest,
     Vote,
 )
 from referee.core.mechanics import SPEC, Mechanic
@@ -173,6 +174,13 @@ TABLE: tuple[Move, ...] = (
     ),
     Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, (M.DEBATE,)),
     Move(
+        Suggest,
+        "(a vote in plain words, kept for a bare yes)",
+        Role.ANYONE,
+        ALWAYS | {Stage.OVER},
+        (),
+    ),
+    Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ()
     ),
 )
@@ -259,6 +267,8 @@ def _role_bar(state: GameState, cmd: Command, role: Role) -> outcomes.Refused | 
             if appeal is not None and appeal in state.open_appeals
             else sender
         )
+        if judge is None and appeal is not None:
+            return outcomes.NoJudgeYet(id=appeal.id)
         if judge != sender:
             return outcomes.NotJudge(id=cmd.appeal.upper(), judge=_name(state, judge))
     return None
