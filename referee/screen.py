@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 
 from referee.config import Settings
 from referee.core import outcomes
@@ -130,14 +130,26 @@ def authenticated(intake: Intake, work: UnitOfWork) -> Verdict | None:
     )
 
 
+def addressed_here(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The mail is written to this game: its address among To and Cc. A player's signed mail
+    to another game or to another player, resent here by whoever holds a copy, never acts."""
+    address = intake.settings.game.address.lower()
+    if address in intake.mail.recipients:
+        return None
+    why = "your mail is not addressed to this game"
+    refusal = outcomes.NotAddressed(address=intake.settings.game.address, why=why)
+    return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), why)
+
+
 def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The player's mail and commands today, counting only mail shown to be his."""
     limits = intake.settings.limits
     today = work.sender_today(intake.mail.sender, intake.at)
+    upto = datetime.combine(intake.at.astimezone(UTC).date(), time(), tzinfo=UTC) + timedelta(1)
     if today.mails >= limits.mails_per_day:
-        over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day)
+        over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day, next=upto)
     elif today.commands >= limits.commands_per_day:
-        over = outcomes.DailyLimit(what="commands", limit=limits.commands_per_day)
+        over = outcomes.DailyLimit(what="commands", limit=limits.commands_per_day, next=upto)
     else:
         return None
     # told once already (the first mail over the limit): silence till tomorrow
@@ -169,6 +181,7 @@ CHAIN: tuple[tuple[str, Check], ...] = (
     ("player", player),
     ("whole_headers", whole_headers),
     ("authenticated", authenticated),
+    ("addressed_here", addressed_here),
     ("daily_allowance", daily_allowance),
     ("size", size),
     ("length", length),

@@ -39,7 +39,11 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
 
 def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
     signature: bytes = dkim.sign(
-        raw, b"sel", domain, private, include_headers=[b"from", b"subject", b"date", b"message-id"]
+        raw,
+        b"sel",
+        domain,
+        private,
+        include_headers=[b"from", b"to", b"subject", b"date", b"message-id"],
     )
     return signature + raw
 

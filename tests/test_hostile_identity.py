@@ -57,3 +57,18 @@ def test_a_wildcard_believes_only_the_host_that_took_the_mail_in(tmp_path: Path)
     box.add(BOB, "VOTE 301 NO", headers=real)
     done = replay(box, config(tmp_path, "*.nomic.example"))
     assert done.proposal(301)["votes"] == {BOB: "no"}
+
+
+def test_a_mail_to_someone_else_resent_here_never_acts(tmp_path: Path) -> None:
+    box = Mbox(tmp_path / "game.mbox")
+    proposal(box, "mx.nomic.example")
+    passed = ((AR, "mx.nomic.example; dkim=pass header.d=example.org"),)
+    box.add(BOB, "VOTE 301 NO", to="referee@other-game.example", headers=passed)
+    box.add(BOB, "VOTE 301 NO", to="Carla <carla@example.org>", headers=passed)
+    done = replay(box, config(tmp_path, "mx.nomic.example"))
+    assert done.proposal(301)["votes"] == {}
+    assert "not addressed to this game" in " ".join(done.replies_to(BOB)[-1].split())
+    cc = (*passed, ("Cc", "Nomic <REFEREE@nomic.example>"))
+    box.add(BOB, "VOTE 301 NO", to="carla@example.org", headers=cc)
+    done = replay(box, config(tmp_path, "mx.nomic.example"))
+    assert done.proposal(301)["votes"] == {BOB: "no"}

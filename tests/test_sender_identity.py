@@ -230,7 +230,7 @@ def test_a_signature_must_cover_from_subject_date_and_message_id(
 ) -> None:
     thin = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], headers=(b"from", b"subject"))
     assert guarded.receive(thin, LATER).status == "refused"
-    assert "does not sign date, message-id" in refusal_text(guarded)
+    assert "does not sign to, date, message-id" in refusal_text(guarded)
 
 
 def test_a_signature_from_a_public_suffix_is_not_aligned(

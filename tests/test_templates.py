@@ -221,6 +221,7 @@ DATA: dict[str, dict[str, Any]] = {
     "enrolled": {"name": "Eve Noether", "round": 3},
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
+    "confirm_needed": {"meant": "VOTE 301 YES"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -248,6 +249,7 @@ REASON_DATA: dict[str, Any] = {
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
     "why": "no DKIM signature",
+    "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [
         {"number": 104, "label": "I", "path": "II/I"},

@@ -184,6 +184,14 @@ class ChooseDelivery:
 
 
 @dataclass(frozen=True)
+class Suggest:
+    """The commands a player's plain words seemed to mean, kept until a bare yes ("" clears)."""
+
+    sender: str
+    lines: str
+
+
+@dataclass(frozen=True)
 class Query:
     """STATUS, RULES, RULE N, HISTORY N, SCORES, HELP: read-only."""
 
@@ -250,6 +258,7 @@ Command = (
     | NameWinner
     | Debate
     | ChooseDelivery
+    | Suggest
     | Query
     | AskToJoin
     | Admit
@@ -275,6 +284,7 @@ EVENT_TYPES: tuple[type, ...] = (
     NameWinner,
     Debate,
     ChooseDelivery,
+    Suggest,
     Query,
     AskToJoin,
     Admit,

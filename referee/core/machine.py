@@ -31,7 +31,7 @@ from referee.core.changes import (
     RuleChangeKind,
 )
 from referee.core.clock import tick
-from referee.core.debate import choose_delivery, debate
+from referee.core.debate import choose_delivery, debate, suggest
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -59,6 +59,7 @@ from referee.core.events import (
     Quit,
     Revise,
     SetParameter,
+    Suggest,
     Tick,
     Vote,
 )
@@ -266,6 +267,7 @@ HANDLERS: dict[type, Handler] = {
     NameWinner: name_winner,
     Debate: debate,
     ChooseDelivery: choose_delivery,
+    Suggest: suggest,
     Query: query,
     AskToJoin: ask_to_join,
     Admit: admit,

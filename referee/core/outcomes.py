@@ -47,6 +47,7 @@ class Done(enum.StrEnum):
     ENROLLED = "enrolled"  # the operator added a player
     DEBATE_RELAYED = "debate_relayed"
     DELIVERY_CHOSEN = "delivery_chosen"
+    CONFIRM_NEEDED = "confirm_needed"  # plain words read as a command, waiting for a bare yes
 
 
 class Reason(enum.StrEnum):
@@ -112,9 +113,11 @@ class Reason(enum.StrEnum):
     ADDRESS_TAKEN = "address_taken"
     NOT_A_VOTER = "not_a_voter"  # joined after the proposal was circulated
     JOINS_FULL = "joins_full"  # the day's requests from strangers are used up
+    NOT_ADDRESSED = "not_addressed"  # the mail was written to someone else
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
     NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
@@ -559,6 +562,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
 @dataclass(frozen=True)
@@ -618,6 +622,17 @@ class DailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DAILY_LIMIT
     what: str  # "mails" | "commands"
     limit: int
+    next: datetime | None = None  # when this sender's mail is read and answered again
+
+
+@dataclass(frozen=True)
+class NotAddressed(Refused):
+    """A player's signed mail addressed elsewhere (another game, another player): a copy of it
+    sent here must not act (issue 15)."""
+
+    code: ClassVar[Reason] = Reason.NOT_ADDRESSED
+    address: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -721,6 +736,18 @@ class DeliveryChosen(Accepted):
 
 
 @dataclass(frozen=True)
+class ConfirmNeeded(Accepted):
+    code: ClassVar[Done] = Done.CONFIRM_NEEDED
+    meant: str  # the command, written out
+
+
+@dataclass(frozen=True)
+class NotUnderstood(Refused):
+    code: ClassVar[Reason] = Reason.NOT_UNDERSTOOD
+    hint: str  # the nearest command, or ""
+
+
+@dataclass(frozen=True)
 class AlreadyRelayed(Refused):
     code: ClassVar[Reason] = Reason.ALREADY_RELAYED
     proposal: int | None
@@ -791,6 +818,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Enrolled,
     DebateRelayed,
     DeliveryChosen,
+    ConfirmNeeded,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -844,6 +872,7 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyAppeals,
     TooManyMails,
     DailyLimit,
+    NotAddressed,
     QuotedNotice,
     AlreadyPlaying,
     RequestPending,
@@ -854,6 +883,7 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotUnderstood,
     NotInForce,
     PlayerLeft,
     NoJudgeYet,

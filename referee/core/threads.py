@@ -24,9 +24,10 @@ class ThreadKind(enum.StrEnum):
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
     TABLE = "table"  # 112: debate said to the table outside any proposal (SAY)
+    CONFIRM = "confirm"  # a reply asking the player to confirm what a line seemed to mean
     RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
     JOIN = "join"  # the King answers request N to join
-    CONFIRM = "confirm"  # an address confirms a request to join or to move (the mail layer)
+    VERIFY = "verify"  # an address confirms a request to join or to move (the mail layer)
 
 
 _PROMPTS = (
@@ -37,8 +38,8 @@ _PROMPTS = (
     ThreadKind.JOIN,
 )
 _NAME = re.compile(
-    r"(proposal|award|parameters|appeal|join|confirm)-([a-z0-9]+(?:-[a-z0-9]+)?)"
-    r"|(tie|table|ruleset)"
+    r"(proposal|award|parameters|appeal|join|verify)-([a-z0-9]+(?:-[a-z0-9]+)?)"
+    r"|(tie|table|confirm|ruleset)"
 )
 
 
@@ -70,8 +71,8 @@ class Thread:
         return cls(ThreadKind.JOIN, str(request))
 
     @classmethod
-    def confirm(cls, token: str) -> Thread:
-        return cls(ThreadKind.CONFIRM, token.lower())
+    def verify(cls, token: str) -> Thread:
+        return cls(ThreadKind.VERIFY, token.lower())
 
     @classmethod
     def tie(cls) -> Thread:
@@ -80,6 +81,10 @@ class Thread:
     @classmethod
     def table(cls) -> Thread:
         return cls(ThreadKind.TABLE)
+
+    @classmethod
+    def confirm(cls) -> Thread:
+        return cls(ThreadKind.CONFIRM)
 
     @classmethod
     def ruleset(cls) -> Thread:

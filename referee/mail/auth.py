@@ -43,7 +43,8 @@ from referee.config import AuthConfig, Settings
 log = logging.getLogger("referee.auth")
 
 DnsLookup = Callable[..., bytes | None]
-SIGNED = ("from", "subject", "date", "message-id")  # a signature must cover each of these
+# A signature must cover each of these; To, so that a mail to someone else cannot be resent here.
+SIGNED = ("from", "to", "subject", "date", "message-id")
 _PSL = PublicSuffixList()
 
 

@@ -20,7 +20,7 @@ TOKEN_LENGTH = 16
 
 
 def token(dedupe_key: str, kind: str) -> str:
-    """The confirmation's name in its thread (`confirm-<token>`), stable for the same mail."""
+    """The confirmation's name in its thread (`verify-<token>`), stable for the same mail."""
     return hashlib.sha256(f"{kind}|{dedupe_key}".encode()).hexdigest()[:TOKEN_LENGTH]
 
 
@@ -28,7 +28,7 @@ def confirmation_thread(references: tuple[str, ...], in_reply_to: str, game: str
     """The token of the confirmation mail a reply answers, if it answers one."""
     for reference in (in_reply_to, *reversed(references)):
         thread = thread_in(reference, game)
-        if thread is not None and thread.kind is ThreadKind.CONFIRM:
+        if thread is not None and thread.kind is ThreadKind.VERIFY:
             return thread.key
     return None
 

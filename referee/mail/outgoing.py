@@ -129,9 +129,9 @@ def message_ids(ids: tuple[str, ...]) -> str:
     return "\n ".join(i for i in ids if _MSG_ID.fullmatch(i))
 
 
-def list_id(game: str, address: str) -> str:
-    """The game's List-Id (RFC 2919): its name, then `<slug.domain>`."""
-    return f"{header_value(game)} <{slug(game)}.{domain_of(address)}>"
+def list_id(name: str, key: str, address: str) -> str:
+    """The game's List-Id (RFC 2919): its name, then `<key.domain>` (the key never changes)."""
+    return f"{header_value(name)} <{slug(key)}.{domain_of(address)}>"
 
 
 _URL_OK = re.compile(r"https?://[\x21-\x3b\x3d\x3f-\x7e]{1,900}")
