@@ -15,21 +15,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
 
 import typer
 import typer.core
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
 
-from referee import __version__, rulebook
-from referee.config import ConfigError, Settings, load_settings
-from referee.core import view
+from referee import __version__
 from referee.counts import counted
-from referee.resources import ResourceError
-from referee.service import Referee
-from referee.store.store import DatabaseDown, Store, StoreError
+
+if TYPE_CHECKING:
+    from referee.config import Settings
+    from referee.store.store import Store
+
+# Each command imports what it needs (the database, the mail stack, the engine) when it runs:
+# `--help`, `--version`, `import` and `export` start without them (bench/startup_bench.py).
 
 app = typer.Typer(
     add_completion=False,
@@ -60,6 +60,8 @@ def parse_time(text: str | None, option: str) -> datetime | None:
 
 
 def settings_from(path: Path) -> Settings:
+    from referee.config import ConfigError, load_settings
+
     try:
         return load_settings(path)
     except ConfigError as exc:
@@ -77,6 +79,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _database_name(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # a URL sqlalchemy cannot parse: show it without its password part
@@ -90,6 +94,13 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
     `settings` names the database and the IMAP server in the message; None (several games at
     once) keeps to the error's own words.
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from referee import rulebook
+    from referee.config import ConfigError
+    from referee.resources import ResourceError
+    from referee.store.store import DatabaseDown, StoreError
+
     database = _database_name(settings.database_url) if settings is not None else ""
     imap = settings.imap if settings is not None else None
     try:
@@ -280,6 +291,7 @@ def _run_games(
     import asyncio
 
     from referee.runner import Service, Worker
+    from referee.store.store import Store
 
     services = []
     for settings in every:
@@ -312,6 +324,10 @@ def status(
     now: Annotated[str | None, typer.Option(help="show the game as at this ISO 8601 time")] = None,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
+    from referee.core import view
+    from referee.service import Referee
+    from referee.store.store import Store
+
     settings = settings_from(config)
     moment = parse_time(now, "--now") or datetime.now(UTC)
     store = Store(settings.database_url)
@@ -350,6 +366,8 @@ def outbox(
     """List the mail the referee has decided to send (waiting, sent, undeliverable); export it."""
     from referee.mail.sentbox import subject_of
     from referee.replay import write_mbox
+    from referee.service import Referee
+    from referee.store.store import Store
 
     if show != "all" and show not in _STATUS:
         fail(f"--status: {show!r} is not one of waiting, sent, undeliverable, all")
@@ -415,6 +433,8 @@ def archive_write(
     ] = None,
 ) -> None:
     """Write the rule archive from the event log, with one git commit per change."""
+    from referee.store.store import Store
+
     settings = settings_from(config)
     target = folder or settings.game.archive
     if target is None:
@@ -457,6 +477,7 @@ def archive_diff(
 ) -> None:
     """Print what changed in the rules between two dates."""
     from referee.archive.diff import rules_diff
+    from referee.store.store import Store
 
     settings = settings_from(config)
     since = _day_or_time(start, "--from")
@@ -488,6 +509,8 @@ def site(
     out: Annotated[Path | None, typer.Option(help="the folder (default: [game] site)")] = None,
 ) -> None:
     """Write the game's static website (works from file:// and any static host)."""
+    from referee.store.store import Store
+
     settings = settings_from(config)
     target = out or settings.game.site
     if target is None:
@@ -515,13 +538,14 @@ def replay(
     ] = None,
 ) -> None:
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
+    from referee.core import view
     from referee.replay import replay as run_replay
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
     _check_mbox(mbox)
     with answers(settings, "replay"):
-        result = run_replay(settings, mbox, stop, out, site)
+        result = run_replay(settings, mbox, stop, out, site, progress=True)
     _print_state(view.public_state(result.state, result.now), as_json, settings.game.timezone)
     typer.echo(
         f"{counted(result.messages, 'message')} read from {mbox}"
@@ -597,7 +621,7 @@ def import_document(
     """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
     import tempfile
 
-    from referee import importer
+    from referee import importer, rulebook
 
     try:
         text = document.read_text(encoding="utf-8")
@@ -633,6 +657,7 @@ def export(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
 ) -> None:
     """Write a ruleset folder back as one document, in the source's own numbering."""
+    from referee import rulebook
     from referee.exporter import export as write_document
 
     if not folder.is_dir():
