@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import mailbox
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
@@ -18,6 +19,7 @@ from email.policy import compat32
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+from referee.archive.progress import progress_bar
 from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
@@ -92,9 +94,14 @@ def replay(
     until: datetime | None = None,
     out: Path | None = None,
     site: Path | None = None,
+    progress: bool = False,
 ) -> ReplayResult:
     """A fresh game fed the archived mail; with `out`, every mail it sends is written there;
-    with `site`, the replayed game's website is written in that folder."""
+    with `site`, the replayed game's website is written in that folder; with `progress`, a
+    long replay draws a bar on a terminal.
+
+    The whole replay is one transaction of the in-memory store (`Store.batch`): the same
+    units of work as the live service's, committed once."""
     messages = read_mbox(mbox)
     times = [m.at for m in messages if m.at is not None]
     start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
@@ -104,26 +111,31 @@ def replay(
         now = start
         failed: list[str] = []
         count = 0
-        for item in messages:
-            at = max(item.at or now, now)
-            if until is not None and at > until:
-                break
-            now = at
-            count += 1
-            try:
-                referee.receive(item.raw, at)
-            except Exception as exc:  # what the live service quarantines: reported, skipped
-                mid, _, _ = intake.identify(item.raw)
-                log.error(
-                    "message %s set aside, as the live service quarantines it: %s: %s",
-                    mid,
-                    exc.__class__.__name__,
-                    exc,
-                )
-                failed.append(mid)
-        if until is not None and until > now:
-            now = until
-        referee.advance(now)
+        with (
+            store.batch(),
+            progress_bar("replaying", len(messages), progress) as step,
+        ):
+            for item in messages:
+                at = max(item.at or now, now)
+                if until is not None and at > until:
+                    break
+                now = at
+                count += 1
+                try:
+                    referee.receive(item.raw, at)
+                except Exception as exc:  # what the live service quarantines: reported, skipped
+                    mid, _, _ = intake.identify(item.raw)
+                    log.error(
+                        "message %s set aside, as the live service quarantines it: %s: %s",
+                        mid,
+                        exc.__class__.__name__,
+                        exc,
+                    )
+                    failed.append(mid)
+                step()
+            if until is not None and until > now:
+                now = until
+            referee.advance(now)
         if out is not None:
             rows = store.outbox(referee.game_id)
             write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
@@ -138,17 +150,26 @@ def replay(
 
 
 def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) -> None:
+    """Write the messages as an mbox, each with a `From ` line dated at its time (UTC).
+
+    The bytes are written as they are (line ends made `\n`, a body line starting `From `
+    escaped as `>From `), exactly what Python's `mailbox.mbox` writes for them, without
+    parsing each message again to flatten it back.
+    """
     if path.exists():
         path.unlink()
-    box = mailbox.mbox(str(path), create=True)
-    try:
-        box.lock()
+    with path.open("xb") as handle:
         for raw, at in messages:
-            entry = mailbox.mboxMessage(raw)
-            stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-            entry.set_from(sender, stamp.timetuple())
-            box.add(entry)
-        box.flush()
-        box.unlock()
-    finally:
-        box.close()
+            handle.write(mbox_entry(raw, at, sender))
+
+
+def mbox_entry(raw: bytes, at: datetime, sender: str) -> bytes:
+    """One message of an mbox: its `From ` line, its escaped bytes and the blank line after."""
+    stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if body.startswith(b"From "):
+        body = b">" + body
+    body = body.replace(b"\nFrom ", b"\n>From ")
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    return f"From {sender} {time.asctime(stamp.timetuple())}\n".encode() + body + b"\n"

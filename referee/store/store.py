@@ -71,6 +71,8 @@ def make_engine(url: str) -> Engine:
 
         @sa_event.listens_for(engine, "connect")
         def _pragmas(connection: Any, _record: Any) -> None:
+            if memory:  # SQLAlchemy's recipe for real SAVEPOINTs on pysqlite (see `batch`)
+                connection.isolation_level = None
             cursor = connection.cursor()
             if not memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
@@ -78,6 +80,12 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=10000")
             cursor.close()
+
+        if memory:
+
+            @sa_event.listens_for(engine, "begin")
+            def _begin(connection: Any) -> None:
+                connection.exec_driver_sql("BEGIN")
 
         return engine
     # Times are stored as UTC; the session's time zone must not shift them.
@@ -97,9 +105,18 @@ class Store:
         self.url = url
         self.engine = make_engine(url)
         self.fences: dict[int, tuple[str, float]] = {}  # game -> (owner, lease seconds)
+        self.memory = url in ("sqlite://", "sqlite:///:memory:")
+        self._batch: Session | None = None  # see `batch`
 
     def create_schema(self) -> None:
-        """Bring the tables up to date with the migrations (alembic upgrade head)."""
+        """Bring the tables up to date with the migrations (alembic upgrade head).
+
+        A throw-away store in memory (a replay's) gets the same tables straight from the
+        models: the migrations are tested to give exactly these (tests/test_service.py).
+        """
+        if self.memory:
+            SQLModel.metadata.create_all(self.engine)
+            return
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
@@ -458,7 +475,29 @@ class Store:
             session.commit()
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every unit of work inside is one SAVEPOINT of a single transaction, committed at the
+        end: a replay's thousands of mails and deadlines pay for one commit, and a unit that
+        fails is still undone alone. Only for the throw-away store in memory, and nothing may
+        read the store apart from the units until the batch ends."""
+        if not self.memory:
+            raise StoreError("batched commits are for a replay's store in memory")
+        with Session(self.engine, expire_on_commit=False) as session:
+            self._batch = session
+            try:
+                yield
+                session.commit()
+            finally:
+                self._batch = None
+
+    @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
+        if self._batch is not None:
+            with self._batch.begin_nested():
+                work = UnitOfWork(self._batch, game_id)
+                yield work
+                work.flush()
+            return
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
             try:
