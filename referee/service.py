@@ -513,10 +513,16 @@ def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     return outcome, notices
 
 
+QUOTED_LINE = 200
+
+
 def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
-    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7)."""
+    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7).
+
+    The player's line is quoted back whole up to QUOTED_LINE characters, then cut with "...":
+    a reply names the line it answers, it does not mirror a 5,000-digit number."""
     return {
-        "line": line,
+        "line": line if len(line) <= QUOTED_LINE else line[:QUOTED_LINE] + "...",
         "meant": meant,
         "ok": outcome.ok,
         "code": outcome.code,

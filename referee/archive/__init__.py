@@ -18,6 +18,7 @@ from referee.archive.gitlog import commit_history
 from referee.archive.history import History, HistoryBuilder, LoggedEvent
 from referee.archive.writer import ArchiveWriter, RulesetText
 from referee.config import Settings
+from referee.core.printable import printable_data
 from referee.mail.render import Renderer
 from referee.store.store import Store
 
@@ -66,7 +67,11 @@ class Keeper:
         if self.builder is None:
             self.builder = HistoryBuilder(self.store.initial(self.game_id))
         rows = self.store.event_log(self.game_id, after=self.builder.seq)
-        self.builder.feed(LoggedEvent(seq, at, mid, payload) for seq, at, mid, payload in rows)
+        # The log keeps each text as written (107); the record shows its controls (printable).
+        self.builder.feed(
+            LoggedEvent(seq, at, printable_data(mid), printable_data(payload))
+            for seq, at, mid, payload in rows
+        )
         return self.builder.history
 
     def write_archive(self, folder: Path, git: bool = True, progress: bool = False) -> Written:

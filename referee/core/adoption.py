@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from referee.core import changes, labels, notices, outcomes, params
+from referee.core import changes, labels, notices, numerals, outcomes, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -91,10 +91,11 @@ def target_rule(step: Step, number: str | int | None, need_mutable: bool) -> Rul
 
 def target_amendment(step: Step, ref: str | None) -> tuple[Rule, Amendment]:
     number, _, seq = (ref or "").partition(".")
-    if not number.isdigit() or not seq.isdigit():
-        raise Refusal(outcomes.UnknownAmendment(amendment=ref or ""))
-    rule = target_rule(step, int(number), need_mutable=True)
-    found = rule.amendment(int(seq))
+    rule_number, seq_number = numerals.number(number), numerals.number(seq)
+    if rule_number is None or seq_number is None:
+        raise Refusal(outcomes.UnknownAmendment(amendment=(ref or "")[:40]))
+    rule = target_rule(step, rule_number, need_mutable=True)
+    found = rule.amendment(seq_number)
     if found is None:
         raise Refusal(outcomes.UnknownAmendment(amendment=ref or ""))
     return rule, found

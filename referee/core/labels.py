@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from referee.core import numerals
 from referee.core.model import Rule
 
 
@@ -57,7 +58,7 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
         return Found(None)
     text = str(ref).strip().lstrip("#").strip()
     plain = text.rstrip(".,:;")
-    if re.fullmatch(r"\d+", plain):
+    if numerals.is_number(plain):
         by_number = _by_number(rules, int(plain))
         if by_number is not None:
             return Found(by_number)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from referee.core import numerals
 from referee.core.model import GameState, Rule
 
 
@@ -110,10 +111,9 @@ def check_sets(
         spec = SPEC_BY_NAME.get(name)
         if spec is None:
             return ParameterProblem(name, value, True, ", ".join(s.name for s in SPECS))
-        try:
-            number = int(value)
-        except ValueError:
-            return ParameterProblem(name, value, False, f"{spec.low}..{spec.high}")
+        number = numerals.number(value)
+        if number is None:  # only ASCII digits, within a bound (never int()'s 4,300-digit error)
+            return ParameterProblem(name, value[:40], False, f"{spec.low}..{spec.high}")
         if not spec.low <= number <= spec.high:
             return ParameterProblem(name, value, False, f"{spec.low}..{spec.high}")
         merged[name] = number

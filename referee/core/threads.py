@@ -12,6 +12,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from referee.core import numerals
+
 
 class ThreadKind(enum.StrEnum):
     PROPOSAL = "proposal"  # 107, 112, 203
@@ -66,13 +68,13 @@ class Thread:
     def number(self) -> int | None:
         """The proposal (award, proposal) or the rule identity (parameters) it is about."""
         head = self.key.split("-")[0]
-        return int(head) if head.isdigit() else None
+        return numerals.number(head)
 
     @property
     def proposal_number(self) -> int | None:
         """The proposal of a parameters thread (`parameters-<rule>-<proposal>`)."""
         tail = self.key.rpartition("-")[2]
-        return int(tail) if self.kind is ThreadKind.PARAMETERS and tail.isdigit() else None
+        return numerals.number(tail) if self.kind is ThreadKind.PARAMETERS else None
 
     @classmethod
     def parse(cls, name: str) -> Thread | None:

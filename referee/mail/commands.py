@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from referee.core import numerals
 from referee.core.events import (
     Accuse,
     Agree,
@@ -42,6 +43,11 @@ _SET_LINE = re.compile(r"^\s*(SET|IMPOSTA)\s+([A-Za-z_]+)\s*=\s*(\S+)\s*$", re.I
 
 class SyntaxProblem(ValueError):
     """The line starts like a command but its arguments do not fit the syntax."""
+
+
+def _cut(word: str, most: int = 40) -> str:
+    """A word fit to name in a refusal: a 5,000-digit number is named by its first digits."""
+    return word if len(word) <= most else word[:most] + "..."
 
 
 @dataclass(frozen=True)
@@ -88,10 +94,10 @@ def fold(word: str) -> str:
 
 
 def _number(word: str, what: str = "N") -> int:
-    cleaned = word.strip().lstrip("#").rstrip(".,:;")
-    if not cleaned.isdigit():
-        raise SyntaxProblem(f"{what}: {word!r}")
-    return int(cleaned)
+    value = numerals.number(word.strip().lstrip("#").rstrip(".,:;"))
+    if value is None:
+        raise SyntaxProblem(f"{what}: {_cut(word)!r}")
+    return value
 
 
 _REF = re.compile(r"(?:§\s*)?[-\w.¶#/]+")
@@ -107,12 +113,17 @@ def _rule_ref(words: Sequence[str]) -> tuple[int | None, str, int]:
     used = 2 if words[0] in ("§", "§§") and len(words) > 1 else 1
     written = " ".join(words[:used]).strip().lstrip("#").rstrip(",:;")
     plain = written.rstrip(".")
-    if plain.isdigit():
-        return int(plain), "", used
+    value = numerals.number(plain)
+    if value is not None:
+        return value, "", used
+    if not written.isascii():
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")  # ³⁰¹, ٣٠١: a number only in ASCII digits
+    if plain.isdigit() or len(written) > 40:  # 5,000 digits: no rule, no label is that long
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")
     looks = any(c.isdigit() for c in written) or "/" in written or "¶" in written
     looks = looks or re.fullmatch(r"[IVXLCDM]+\.?", written) is not None
     if not looks or _REF.fullmatch(written) is None:
-        raise SyntaxProblem(f"N: {words[0]!r}")
+        raise SyntaxProblem(f"N: {_cut(words[0])!r}")
     return None, written, used
 
 
@@ -134,15 +145,15 @@ def _rest(args: Args, skip: int) -> str:
 
 def _appeal_id(word: str) -> str:
     cleaned = word.strip().rstrip(".,:;").upper()
-    if not re.fullmatch(r"A?\d+", cleaned):
-        raise SyntaxProblem(f"A: {word!r}")
+    if not re.fullmatch(f"A?{numerals.DIGITS}", cleaned):
+        raise SyntaxProblem(f"A: {_cut(word)!r}")
     return cleaned if cleaned.startswith("A") else "A" + cleaned
 
 
 def _amendment_ref(word: str) -> str:
     cleaned = word.strip().rstrip(",:;")
-    if not re.fullmatch(r"\d+\.\d+", cleaned):
-        raise SyntaxProblem(f"N.K: {word!r}")
+    if not re.fullmatch(rf"{numerals.DIGITS}\.{numerals.DIGITS}", cleaned):
+        raise SyntaxProblem(f"N.K: {_cut(word)!r}")
     return cleaned
 
 
@@ -176,12 +187,12 @@ def _vote(args: Args) -> Command:
     opposite = NO_WORDS if answer in YES_WORDS else YES_WORDS if answer in NO_WORDS else ()
     if later.intersection(opposite):
         # "VOTE 301 YES NO", "VOTE 301 NO, I mean YES": which one? Never guess a ballot (203).
-        raise SyntaxProblem(f"YES/NO: {' '.join(words[1:])!r}")
+        raise SyntaxProblem(f"YES/NO: {_cut(' '.join(words[1:]))!r}")
     if answer in YES_WORDS:
         return Vote(args.sender, number, True)
     if answer in NO_WORDS:
         return Vote(args.sender, number, False)
-    raise SyntaxProblem(f"YES/NO: {words[1]!r}")
+    raise SyntaxProblem(f"YES/NO: {_cut(words[1])!r}")
 
 
 def _revise(args: Args) -> Command:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from referee.core import numerals
 from referee.core.model import GameState
 from referee.mail.commands import fold, match
 
@@ -45,7 +46,7 @@ def referee_thread(
 def circulated_lines(state: GameState, thread: str) -> frozenset[str]:
     """The command-like lines of the texts circulated in `thread` ("" for all of them)."""
     texts: list[str] = []
-    if thread.startswith("proposal-") and thread[9:].isdigit():
+    if thread.startswith("proposal-") and numerals.is_number(thread[9:]):
         proposal = state.proposal(int(thread[9:]))
         texts += [proposal.text, proposal.old_text] if proposal else []
     elif thread.startswith("appeal-"):

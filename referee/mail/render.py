@@ -25,6 +25,7 @@ import jinja2
 from babel.dates import format_datetime
 from markupsafe import Markup
 
+from referee.core.printable import printable, printable_data
 from referee.mail.commands import help_rows
 from referee.mail.markup import Markup as MailMarkup
 from referee.mail.markup import page, to_html, to_plain
@@ -166,15 +167,15 @@ class Renderer:
     def render(self, kind: str, context: Mapping[str, Any]) -> Rendered:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
+        context = printable_data(dict(context))  # the text as written, its controls made visible
         subject = _subject(self._plain.get_template(name + _SUBJECT).render(**context))
         self._tokens.values = []
         marked = self._marked.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
         parsed = self._markup.parse(marked)
         fragment = to_html(parsed, values)
-        return Rendered(
-            subject, to_plain(parsed, values), page(fragment, self.language, subject, self.game)
-        )
+        html = page(fragment, self.language, subject, self.game)
+        return Rendered(printable(subject), printable(to_plain(parsed, values)), printable(html))
 
 
 def load_words(root: Path, language: str) -> dict[str, dict[str, str]]:
