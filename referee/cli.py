@@ -185,6 +185,8 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
         )
         if "delivery" in mail:
             lines.append(f"mail: {mail['delivery']}")
+    if "chain" in data:
+        lines.append(f"record: link {data['chain']['link']}, head {data['chain']['head']}")
     typer.echo("\n".join(lines))
 
 
@@ -337,6 +339,7 @@ def status(
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
             data["mail"]["delivery"] = _delivery(settings)
+            data["chain"] = {"link": referee.link, "head": referee.head}  # 213: the record
             _print_state(data, as_json, settings.game.timezone)
     finally:
         store.close()
@@ -546,7 +549,9 @@ def replay(
     _check_mbox(mbox)
     with answers(settings, "replay"):
         result = run_replay(settings, mbox, stop, out, site, progress=True)
-    _print_state(view.public_state(result.state, result.now), as_json, settings.game.timezone)
+    data = view.public_state(result.state, result.now)
+    data["chain"] = {"link": result.link, "head": result.head}  # to compare with the mail's
+    _print_state(data, as_json, settings.game.timezone)
     typer.echo(
         f"{counted(result.messages, 'message')} read from {mbox}"
         + (f"; {counted(result.sent, 'mail')} written to {out}" if out is not None else ""),
@@ -560,6 +565,63 @@ def replay(
         )
     if result.failed:
         typer.echo(f"{counted(len(result.failed), 'message')} could not be processed", err=True)
+
+
+@app.command()
+def verify(
+    config: ConfigArg,
+    inbound: Annotated[
+        Path, typer.Argument(help="the mail the referee received: an mbox, or a Maildir folder")
+    ],
+    sent: Annotated[
+        Path | None,
+        typer.Option(help="the mail the referee sent (mbox or Maildir), checked byte for byte"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the verdict as JSON")] = False,
+    no_database: Annotated[
+        bool, typer.Option("--no-database", help="check the mail only, not the game's database")
+    ] = False,
+) -> None:
+    """Replay the mail and check every decision, chain link and sent mail (rule 213); exit 1
+    naming the first divergence."""
+    from referee.verify import verify as run_verify
+
+    settings = settings_from(config)
+    if not inbound.is_dir():
+        _check_mbox(inbound)
+    with answers(settings, "verify"):
+        verdict = run_verify(settings, inbound, sent, database=not no_database)
+    if as_json:
+        typer.echo(verdict.as_json())
+    else:
+        typer.echo(
+            f"{counted(verdict.messages, 'message')} replayed: {counted(verdict.links, 'link')}, "
+            f"head {verdict.head}"
+        )
+        if verdict.database_links:
+            typer.echo(f"database: {counted(verdict.database_links, 'link')} checked")
+        if sent is not None:
+            typer.echo(
+                f"sent mail: {counted(verdict.sent_checked, 'mail')} checked byte for byte"
+                + (
+                    f", {verdict.sent_missing} made by the rules not in {sent}"
+                    if verdict.ok
+                    else ""
+                )
+            )
+        for note in verdict.notes:
+            typer.echo(f"note: {note}")
+        if verdict.divergence is not None:
+            found = verdict.divergence
+            typer.echo(f"FAIL at {found.where}: {found.what}")
+            if found.published:
+                typer.echo(f"  published: {found.published}")
+            if found.rules_give:
+                typer.echo(f"  the rules give: {found.rules_give}")
+        else:
+            typer.echo("PASS: every decision, link and mail checked follows from the mail given")
+    if not verdict.ok:
+        raise typer.Exit(1)
 
 
 def _check_mbox(path: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import mailbox
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
@@ -43,6 +44,8 @@ class ReplayResult:
     sent: int
     failed: tuple[str, ...]
     pages: int = 0  # files of the website written, when asked for one
+    link: int = 0  # the hash chain's last link and head (213)
+    head: str = ""
 
 
 def _from_line_time(line: str) -> datetime | None:
@@ -90,24 +93,30 @@ def _date_header(raw: bytes) -> datetime | None:
 
 def replay(
     settings: Settings,
-    mbox: Path,
+    mbox: Path | list[Archived],
     until: datetime | None = None,
     out: Path | None = None,
     site: Path | None = None,
     progress: bool = False,
+    render: bool = False,
+    inspect: Callable[[Store, Referee], None] | None = None,
+    start: datetime | None = None,
 ) -> ReplayResult:
     """A fresh game fed the archived mail; with `out`, every mail it sends is written there;
     with `site`, the replayed game's website is written in that folder; with `progress`, a
     long replay draws a bar on a terminal.
 
     The whole replay is one transaction of the in-memory store (`Store.batch`): the same
-    units of work as the live service's, committed once."""
-    messages = read_mbox(mbox)
+    units of work as the live service's, committed once. `mbox` may be the messages already
+    read; `render` makes every mail without writing it; `inspect` sees the replayed store
+    before it is thrown away (how `verify` compares); `start` is when the game began (else the
+    config's `start`, else the first message's time)."""
+    messages = read_mbox(mbox) if isinstance(mbox, Path) else mbox
     times = [m.at for m in messages if m.at is not None]
-    start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
+    start = start or settings.game.start or (times[0] if times else until) or datetime.now(UTC)
     store = Store("sqlite://")  # the replay's own throw-away store, in memory
     try:
-        referee = Referee.create(store, settings, start, render=out is not None)
+        referee = Referee.create(store, settings, start, render=render or out is not None)
         now = start
         failed: list[str] = []
         count = 0
@@ -139,12 +148,23 @@ def replay(
         if out is not None:
             rows = store.outbox(referee.game_id)
             write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
+        if inspect is not None:
+            inspect(store, referee)
         pages = 0
         if site is not None:
             from referee.archive import Keeper
 
             pages = Keeper(settings, store, referee.game_id).write_site(site)
-        return ReplayResult(referee.state, now, count, referee.queued, tuple(failed), pages)
+        return ReplayResult(
+            referee.state,
+            now,
+            count,
+            referee.queued,
+            tuple(failed),
+            pages,
+            referee.link,
+            referee.head,
+        )
     finally:
         store.close()
 

@@ -30,10 +30,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
+from referee.core.chain import GENESIS
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
+from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
 from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
+    ChainRow,
     EventRow,
     GameOwnerRow,
     GameRow,
@@ -161,7 +164,7 @@ class Store:
     def delete_game(self, game_id: int) -> None:
         """Remove a game and every row of it: how a failed `init` leaves nothing behind."""
         with Session(self.engine) as session:
-            for table in (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow):
+            for table in (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow, ChainRow):
                 session.execute(delete(table).where(col(table.game_id) == game_id))
             session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
             session.commit()
@@ -202,6 +205,23 @@ class Store:
                 .order_by(col(EventRow.seq))
             ).all()
             return [(r.seq, r.at, r.message_id, json.loads(r.payload)) for r in rows]
+
+    def chain(self, game_id: int) -> list[ChainRow]:
+        """The game's hash chain, link by link (213)."""
+        with Session(self.engine) as session:
+            query = select(ChainRow).where(ChainRow.game_id == game_id).order_by(col(ChainRow.seq))
+            return list(session.exec(query).all())
+
+    def chain_head(self, game_id: int) -> tuple[int, str]:
+        """The number and head of the chain's last link; (0, GENESIS) before the first."""
+        with Session(self.engine) as session:
+            row = session.exec(
+                select(ChainRow.seq, ChainRow.head)
+                .where(ChainRow.game_id == game_id)
+                .order_by(col(ChainRow.seq).desc())
+                .limit(1)
+            ).first()
+            return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def outbox(self, game_id: int | None = None, status: str | None = None) -> list[OutboxRow]:
         with Session(self.engine) as session:
@@ -584,6 +604,7 @@ _INSERT_INBOUND = insert(_INBOUND_T)
 _INSERT_EVENT = insert(_EVENTS_T)
 _INSERT_OUTBOX = insert(_OUTBOX_T)
 _INSERT_STRANGER = insert(_STRANGERS_T)
+_INSERT_LINK = insert(_TABLES[ChainRow.__tablename__])
 
 
 class UnitOfWork:
@@ -598,12 +619,36 @@ class UnitOfWork:
         self.game_id = game_id
         self._seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
+        self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
+        self._link = b""  # how this unit's link is named in its mail
 
     def flush(self) -> None:
-        """Write the queued outbox rows in one statement (called before the commit)."""
+        """Write the queued outbox rows in one statement (called before the commit), each
+        naming the chain's link this unit made."""
         if self._outbox:
+            if self._link:
+                for row in self._outbox:
+                    row["raw"] = row["raw"].replace(CHAIN_PENDING, CHAIN_HEADER + self._link, 1)
             self.session.connection().execute(_INSERT_OUTBOX, self._outbox)
             self._outbox = []
+
+    def append_link(
+        self, seq: int, kind: str, at: datetime, raw: bytes | None, record: str, head: str
+    ) -> None:
+        """One link of the hash chain (see `referee.core.chain`)."""
+        self._run(
+            _INSERT_LINK,
+            {
+                "game_id": self.game_id,
+                "seq": seq,
+                "kind": kind,
+                "at": at,
+                "raw": raw,
+                "record": record,
+                "head": head,
+            },
+        )
+        self._link = f"{seq} {head}".encode("ascii")
 
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
         return self.session.connection().execute(statement, params)
@@ -645,6 +690,7 @@ class UnitOfWork:
 
     def append_event(self, payload: dict[str, Any], at: datetime, message_id: str | None) -> None:
         self._seq = self.last_seq() + 1
+        self.appended.append(payload)
         self._run(
             _INSERT_EVENT,
             {
