@@ -197,11 +197,13 @@ def subject_in(language: str, subject: str) -> str:
     return ITALIAN_SUBJECTS[subject]
 
 
-def build(language: str) -> tuple[str, list[tuple[bytes, datetime, str]]]:
+def build(language: str, start: datetime = START) -> tuple[str, list[tuple[bytes, datetime, str]]]:
+    """The game's config and its mail (raw, delivery time, sender), the game starting at
+    `start` (the examples' own start unless a test moves it)."""
     name = "Nomic of the King" if language == "en" else "Nomic del Re"
     out: list[tuple[bytes, datetime, str]] = []
     for index, (days, hours, sender, subject, english, italian) in enumerate(SCRIPT, start=1):
-        at = START + timedelta(days=days, hours=hours)
+        at = start + timedelta(days=days, hours=hours)
         message = EmailMessage()
         message["From"] = f"{NAMES[sender]} <{sender}>"
         message["To"] = "referee@nomic.example"

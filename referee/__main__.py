@@ -1,7 +1,8 @@
 """`nomic-referee` and `python -m referee`: start the command line (INTERFACE.md section 1).
 
 The command line's imports (the database, the mail stack) take a moment; a Ctrl-C during them
-gets the same one line as a Ctrl-C later, not a traceback.
+gets the same one line as a Ctrl-C later, not a traceback. For `run`, SIGTERM and SIGINT ask
+for a clean stop from the first line on (`referee.stopping`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ import sys
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["run"]:  # the service: a SIGTERM while it starts is a clean stop too
+        from referee import stopping
+
+        stopping.defer()
     try:
         from referee.cli import main as command_line
     except KeyboardInterrupt:

@@ -59,11 +59,13 @@ def parse_time(text: str | None, option: str) -> datetime | None:
     return value
 
 
-def settings_from(path: Path) -> Settings:
+def settings_from(path: Path, secrets: bool = True) -> Settings:
+    """The config, or one line naming the file; `secrets=False` for commands that never log
+    in to a mail server, which then never ask for the passwords' environment variables."""
     from referee.config import ConfigError, load_settings
 
     try:
-        return load_settings(path)
+        return load_settings(path, secrets)
     except ConfigError as exc:
         if not path.exists():
             fail(
@@ -98,6 +100,7 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
 
     from referee import rulebook
     from referee.config import ConfigError
+    from referee.mail import servers
     from referee.resources import ResourceError
     from referee.store.store import DatabaseDown, StoreError
 
@@ -107,6 +110,8 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
         yield
     except (typer.Exit, typer.Abort):
         raise
+    except BrokenPipeError:  # a closed pipe (`outbox | head`) ends the command quietly
+        _quiet_pipe()
     except KeyboardInterrupt:  # Ctrl-C: every transaction is whole, so say so and stop
         fail(f"{what}: interrupted", 130)
     except DatabaseDown as exc:  # the service found the database gone mid-run
@@ -116,14 +121,38 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
     except SQLAlchemyError as exc:  # the database server, or the SQLite file, cannot be used
         fail(f"database {database}: {_first_line(exc)}" if database else _first_line(exc))
     except (ConnectionError, TimeoutError) as exc:  # ImapError is a ConnectionError
+        if _first_line(exc).startswith(("IMAP server", "SMTP server")):
+            fail(_first_line(exc))  # it names the server already, with the fix
         if imap is not None:
-            fail(f"IMAP server {imap.host}:{imap.port}: {_first_line(exc)}")
+            fail(servers.problem("IMAP", imap.host, imap.port, exc, imap.ca_file))
         fail(f"{what}: {_first_line(exc)}")
     except OSError as exc:
         fail(f"{what}: {exc}")
     except Exception as exc:  # never a traceback: the log (-v) has the detail
         logging.getLogger("referee").debug("%s failed", what, exc_info=True)
         fail(f"{what}: {exc.__class__.__name__}: {_first_line(exc)}")
+
+
+def existing_store(settings: Settings) -> Store:
+    """The game's store for a command that only reads it: never creates a database.
+
+    A SQLite file that is not there yet would be made, empty, by merely connecting: say
+    instead that the game has not been initialised.
+    """
+    from sqlalchemy.engine import make_url
+
+    from referee.store.store import Store
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        path = Path(str(url.database))
+        if not path.exists():
+            fail(
+                f"no database at {path}: the game is not initialised; "
+                f"run nomic-referee init on its config"
+            )
+    store = Store(settings.database_url)
+    return store
 
 
 def _local(value: str | None, zone: ZoneInfo) -> str:
@@ -217,7 +246,7 @@ def init(
     ] = False,
 ) -> None:
     """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
-    from referee.starter import initialise, starter_config
+    from referee.starter import example_addresses, initialise, starter_config
 
     if write_config:
         if config.exists():
@@ -231,9 +260,11 @@ def init(
             f"then run: nomic-referee init {config}"
         )
         return
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # init never logs in to a server
     with answers(settings, "init"):
         done = initialise(settings, datetime.now(UTC))
+        for warning in example_addresses(settings):
+            typer.echo(f"nomic-referee: warning: {config}: {warning}", err=True)
         typer.echo(
             f"initialised {settings.game.name!r}: {done.players} players, "
             f"{done.rules} rules, first turn: {done.first_turn}"
@@ -266,8 +297,10 @@ def run(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
+    from referee import stopping
     from referee.runner import database_down
 
+    stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
     logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
     every = [settings_from(path) for path in config]
     moment = parse_time(now, "--now")
@@ -292,6 +325,7 @@ def _run_games(
     """`run`'s work: one service per game, once (cron, tests) or until stopped."""
     import asyncio
 
+    from referee import stopping
     from referee.runner import Service, Worker
     from referee.store.store import Store
 
@@ -300,10 +334,14 @@ def _run_games(
         store = stores.setdefault(settings.database_url, Store(settings.database_url))
         if store.has_schema():  # a database made by an older version gets the new tables
             store.create_schema()
-        services.append(Service(settings, store))
+        service = Service(settings, store)
+        stopping.listen(service.halt)
+        services.append(service)
     if once:
         failed = 0
         for service in services:
+            if stopping.asked():  # the games not begun wait for the next run
+                break
             done = service.run_once(moment)
             where = "written to sent/" if service.settings.smtp is None else "sent"
             typer.echo(
@@ -316,7 +354,10 @@ def _run_games(
         if failed:
             raise typer.Exit(1)
     else:
-        asyncio.run(Worker(services).run())
+        try:
+            asyncio.run(Worker(services).run())
+        finally:
+            stopping.defer()  # the loop's end puts the default back: a late SIGTERM still waits
 
 
 @app.command()
@@ -328,11 +369,10 @@ def status(
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
     from referee.core import view
     from referee.service import Referee
-    from referee.store.store import Store
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     moment = parse_time(now, "--now") or datetime.now(UTC)
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "cannot read the game's store"):
             referee = Referee.open(store, settings)
@@ -341,6 +381,51 @@ def status(
             data["mail"]["delivery"] = _delivery(settings)
             data["chain"] = {"link": referee.link, "head": referee.head}  # 213: the record
             _print_state(data, as_json, settings.game.timezone)
+    finally:
+        store.close()
+
+
+@app.command()
+def doctor(
+    config: ConfigArg,
+    create_folders: Annotated[
+        bool,
+        typer.Option("--create-folders", help="create the IMAP folders the referee needs"),
+    ] = False,
+) -> None:
+    """Check that the game can run: config, database, clock, IMAP, SMTP, sender authentication.
+
+    One line per check, OK, WARN or FAIL with the fix; exits 1 when anything failed.
+    """
+    from referee.doctor import examine
+
+    settings = settings_from(config)
+    with answers(settings, "doctor"):
+        checks = examine(config, settings, create_folders)
+        for check in checks:
+            for line in check.lines():
+                typer.echo(line)
+    failures = sum(1 for c in checks if c.status == "FAIL")
+    if failures:
+        typer.echo(f"{counted(failures, 'check')} failed", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def migrate(config: ConfigArg) -> None:
+    """Bring the database to this version's schema (after an upgrade; `run` does it too)."""
+    settings = settings_from(config, secrets=False)
+    store = existing_store(settings)
+    try:
+        with answers(settings, "migrate"):
+            pending = store.pending_migrations() if store.has_schema() else []
+            if not store.has_schema():
+                fail("the database has no tables: run nomic-referee init on the config")
+            store.create_schema()
+            typer.echo(
+                f"applied {counted(len(pending), 'migration')}"
+                + (f" ({', '.join(pending)})" if pending else ": the database was up to date")
+            )
     finally:
         store.close()
 
@@ -370,16 +455,15 @@ def outbox(
     from referee.mail.sentbox import subject_of
     from referee.replay import write_mbox
     from referee.service import Referee
-    from referee.store.store import Store
 
     if show != "all" and show not in _STATUS:
         fail(f"--status: {show!r} is not one of waiting, sent, undeliverable, all")
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     if export is not None and export.exists() and not _replaceable(export):
         fail(f"--export: {export} exists and is not an mbox; choose another file")
     zone = ZoneInfo(settings.game.timezone)
     label = {v: k for k, v in _STATUS.items()}
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "outbox"):
             referee = Referee.open(store, settings)
@@ -421,10 +505,11 @@ app.add_typer(archive_app, name="archive")
 
 def _keeper(settings: Settings, store: Store) -> Any:
     from referee.archive import Keeper
+    from referee.service import missing_game
 
-    game_id = store.game_id(settings.game.name)
+    game_id = store.game_id(settings.game.key)
     if game_id is None:
-        fail(f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'")
+        fail(missing_game(store, settings))
     return Keeper(settings, store, game_id)
 
 
@@ -436,13 +521,11 @@ def archive_write(
     ] = None,
 ) -> None:
     """Write the rule archive from the event log, with one git commit per change."""
-    from referee.store.store import Store
-
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     target = folder or settings.game.archive
     if target is None:
         fail("give a folder, or set [game] archive in the config")
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "archive"):
             written = _keeper(settings, store).write_archive(target, progress=True)
@@ -480,12 +563,11 @@ def archive_diff(
 ) -> None:
     """Print what changed in the rules between two dates."""
     from referee.archive.diff import rules_diff
-    from referee.store.store import Store
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     since = _day_or_time(start, "--from")
     until = _day_or_time(end, "--to") if end else datetime.now(UTC)
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "archive diff"):
             typer.echo(rules_diff(_keeper(settings, store).history(), since, until), nl=False)
@@ -512,13 +594,11 @@ def site(
     out: Annotated[Path | None, typer.Option(help="the folder (default: [game] site)")] = None,
 ) -> None:
     """Write the game's static website (works from file:// and any static host)."""
-    from referee.store.store import Store
-
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)
     target = out or settings.game.site
     if target is None:
         fail("give --out DIR, or set [game] site in the config")
-    store = Store(settings.database_url)
+    store = existing_store(settings)
     try:
         with answers(settings, "site"):
             pages = _keeper(settings, store).write_site(target, progress=True)
@@ -734,16 +814,40 @@ def export(
         sys.stdout.write(document)
 
 
+def _quiet_pipe() -> NoReturn:
+    """The reader of our output went away (`outbox | head`): stop at once, quietly, exit 0.
+
+    Python's own advice: point stdout at /dev/null so the flush at exit cannot fail again.
+    """
+    import os
+
+    with_devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(with_devnull, sys.stdout.fileno())
+    sys.exit(0)
+
+
 def main() -> None:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per job is noise
+    for chatty in ("apscheduler", "alembic", "aioimaplib", "aiosmtplib", "mail.log"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)  # libraries' INFO lines are noise
     if len(sys.argv) <= 1:
         sys.argv.append("--help")
     try:
         code = app(standalone_mode=False)
+        sys.stdout.flush()  # a pipe closed early fails here, not in the interpreter's exit
+    except BrokenPipeError:
+        _quiet_pipe()
+    except SystemExit as exc:  # click's own answer to a closed pipe is exit 1: make it quiet
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            sys.exit(0)
+        raise
     except typer.Exit as exc:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_pipe()
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("nomic-referee: aborted", err=True)

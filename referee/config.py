@@ -41,6 +41,23 @@ class GameConfig:
     max_mail_bytes: int = 5_000_000
     archive: Path | None = None
     site: Path | None = None  # the static website `run` keeps up to date
+    site_url: str = ""  # where the website is published: debate mail links its page there
+    id: str = ""  # the game's key in the database and its Message-IDs; see `key`
+
+    @property
+    def key(self) -> str:
+        """The game's stable identity: `[game] id`, else the name made a slug.
+
+        The display name may change (a typo fixed); the key never does, so the database row,
+        the Message-IDs and the threads stay the game's own.
+        """
+        return self.id or slug(self.name)
+
+
+def slug(text: str) -> str:
+    """`Nomic of the King` -> `nomic-of-the-king`: lower-case letters, digits and hyphens."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return cleaned or "game"
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,8 @@ class LimitsConfig:
     commands_per_day: int = 300  # per sender
     empty_replies_per_day: int = 3  # "no command found" answers per sender (stops loops)
     stranger_notes_per_day: int = 20  # notes to unknown senders, all of them together
+    debate_chars: int = 8_000  # 112: the longest words relayed to the table in one message
+    debates_per_day: int = 20  # 112: messages of debate relayed per author and day (UTC)
 
 
 @dataclass(frozen=True)
@@ -151,15 +170,15 @@ def _int(table: dict[str, Any], key: str, where: str, default: int) -> int:
     return value
 
 
-def _secret(table: dict[str, Any], where: str) -> str:
+def _secret(table: dict[str, Any], where: str, needed: bool = True) -> str:
     if "password" in table and "password_env" in table:
         raise ConfigError(f"[{where}] give password or password_env, not both")
     if "password_env" in table:
         name = _str(table, "password_env", where)
         value = os.environ.get(name)
-        if value is None:
+        if value is None and needed:
             raise ConfigError(f"[{where}] password_env: environment variable {name} is not set")
-        return value
+        return value or ""
     return _str(table, "password", where, "")
 
 
@@ -178,7 +197,22 @@ def _email(value: str, where: str) -> str:
     return address
 
 
-def load_settings(path: Path) -> Settings:
+def load_settings(path: Path, secrets: bool = True) -> Settings:
+    """The config at `path`; every error names the file.
+
+    `secrets=False` is for the commands that never log in to a mail server (status, outbox,
+    site, archive): a `password_env` whose variable is unset then reads as no password.
+    """
+    try:
+        return _load(path, secrets)
+    except ConfigError as exc:
+        text = str(exc)
+        if str(path) in text:
+            raise
+        raise ConfigError(f"{path}: {text}") from exc
+
+
+def _load(path: Path, secrets: bool) -> Settings:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -191,14 +225,14 @@ def load_settings(path: Path) -> Settings:
     if unknown:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
-    imap = _imap(data)
+    imap = _imap(data, secrets)
     return Settings(
         game=_game(data, folder),
         players=_players(data),
         database_url=_database(data, folder),
         maildir=_maildir(data, folder),
         imap=imap,
-        smtp=_smtp(data),
+        smtp=_smtp(data, secrets),
         auth=_auth(data, imap is not None),
         parameters=_parameters(data),
         folder=folder,
@@ -229,6 +263,8 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "max_mail_bytes",
         "archive",
         "site",
+        "id",
+        "site_url",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -260,7 +296,24 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
         archive=_archive(_str(t, "archive", "game", ""), folder),
         site=_archive(_str(t, "site", "game", ""), folder),
+        id=_game_id(_str(t, "id", "game", "")),
+        site_url=_site_url(_str(t, "site_url", "game", "")),
     )
+
+
+def _game_id(value: str) -> str:
+    if value and not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?", value):
+        raise ConfigError(
+            f"[game] id: {value!r} must be lower-case letters, digits and inner hyphens "
+            '(at most 64), e.g. "nomic-of-the-king"'
+        )
+    return value
+
+
+def _site_url(value: str) -> str:
+    if value and not re.fullmatch(r"https?://[\x21-\x3b\x3d\x3f-\x7e]+", value):
+        raise ConfigError("[game] site_url must be an http(s) URL without spaces")
+    return value.rstrip("/")
 
 
 def _archive(value: str, folder: Path) -> Path | None:
@@ -323,7 +376,7 @@ _SERVER_KEYS = {"host", "port", "username", "password", "password_env", "securit
 
 
 def _server(
-    data: dict[str, Any], where: str, port: int, security: str, more: set[str]
+    data: dict[str, Any], where: str, port: int, security: str, more: set[str], secrets: bool
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The connection keys [imap] and [smtp] share, and the section's table for the rest."""
     if where not in data:
@@ -333,16 +386,16 @@ def _server(
         "host": _str(t, "host", where),
         "port": _int(t, "port", where, port),
         "username": _str(t, "username", where, ""),
-        "password": _secret(t, where),
+        "password": _secret(t, where, secrets),
         "security": _security(t, where, security),
         "ca_file": _str(t, "ca_file", where, ""),
     }
     return common, t
 
 
-def _imap(data: dict[str, Any]) -> ImapConfig | None:
+def _imap(data: dict[str, Any], secrets: bool = True) -> ImapConfig | None:
     more = {"folder", "processed", "quarantine", "poll_seconds", "idle_seconds"}
-    found = _server(data, "imap", 993, "tls", more)
+    found = _server(data, "imap", 993, "tls", more, secrets)
     if found is None:
         return None
     common, t = found
@@ -356,8 +409,8 @@ def _imap(data: dict[str, Any]) -> ImapConfig | None:
     )
 
 
-def _smtp(data: dict[str, Any]) -> SmtpConfig | None:
-    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"})
+def _smtp(data: dict[str, Any], secrets: bool = True) -> SmtpConfig | None:
+    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"}, secrets)
     if found is None:
         return None
     common, t = found

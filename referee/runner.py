@@ -25,7 +25,6 @@ import contextlib
 import logging
 import math
 import os
-import signal
 import socket
 import threading
 import uuid
@@ -39,6 +38,7 @@ from typing import Any, TypeVar
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
+from referee import stopping
 from referee.archive import Keeper
 from referee.config import Settings
 from referee.core import engine
@@ -61,6 +61,13 @@ MAILDIR_POLL = 2.0  # seconds between looks at the Maildir
 OUTBOX_POLL = 30.0  # seconds between looks at the outbox for retries that fell due
 LEASE_SECONDS = 6.0  # a game whose owner stops renewing is taken over after this
 HEARTBEAT = 1.5  # seconds between renewals of the leases, and looks for games to take
+
+
+def applied_at(delivered: datetime | None, now: datetime, last: datetime) -> datetime:
+    """The moment a mail delivered at `delivered` takes effect in a run whose clock reads
+    `now`, in a game whose log last moved at `last`: never later than `now`, never before
+    `last` (a `now` behind the log gives way to the log)."""
+    return max(last, now if delivered is None else min(delivered, now))
 
 
 def system_clock() -> datetime:
@@ -126,13 +133,12 @@ class Service:
         self.referee.receive(raw, at, size)
 
     def when(self, delivered: datetime | None, now: datetime) -> datetime:
-        """The time a mail is applied at: when it was delivered, so a deadline fires only after
-        the mail delivered before it (203, 213), as `replay` does; never after `now`. A mail
-        delivered before the last event applied came too late for it: it is applied `now`, so
-        the event log's times only move forward."""
-        if delivered is None or delivered < self.referee.last_at:
-            return now
-        return min(delivered, now)
+        """The time a mail is applied at (one clock per run, docs/operations.md): when it was
+        delivered, so a deadline fires only after the mail delivered before it (203, 213), as
+        `replay` does. A delivery time later than `now` (the run's clock, `--now` included) is
+        taken as `now`; a mail delivered before the last event in the log came too late for
+        it and is applied at that event's time, so the log's times never go back."""
+        return applied_at(delivered, now, self.referee.last_at)
 
     def deliver(
         self, raw: bytes, size: int, delivered: datetime | None, now: datetime
@@ -254,6 +260,8 @@ class Service:
             summary.processed = self._drain_maildir(summary, lambda: moment)
         else:
             summary.processed = asyncio.run(self._drain_imap_once(summary, moment))
+        if self.halt.is_set():  # a stop was asked for: the rest waits for the next run
+            return summary
         summary.deadlines += self.referee.advance(moment)
         if self.postman is not None:
             tally = asyncio.run(self.postman.deliver_due(moment))
@@ -320,7 +328,7 @@ class Service:
                 validity,
                 inbox.uidvalidity,
             )
-        done, last = await inbox.drain(handle, failed)
+        done, last = await inbox.drain(handle, failed, self.halt)
         if done or validity != inbox.uidvalidity:
             _, previous = await asyncio.to_thread(self.store.mailbox, game, folder)
             await asyncio.to_thread(
@@ -632,10 +640,12 @@ class Worker:
         """Until SIGTERM/SIGINT (or `stop`); raises `DatabaseDown` when the store fails."""
         stop = stop or asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in stopping.SIGNALS:
             # Only the main thread of a POSIX loop can take signals; elsewhere `stop` is enough.
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+        if stopping.asked():  # asked while the process started: stop as soon as it can
+            stop.set()
         self.alive = await asyncio.to_thread(self._beat)  # a read-only store fails here, at once
         tasks = [asyncio.create_task(self._heartbeat(stop))]
         tasks += [asyncio.create_task(s.serve(stop, self)) for s in self.services]

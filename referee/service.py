@@ -18,13 +18,16 @@ from referee import __version__, rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import chain, codec, engine, outcomes
 from referee.core.appeals import crown_due
+from referee.core.debate import relayed_since
 from referee.core.engine import Decision
-from referee.core.events import EVERYONE, Effect, Notice, Outcome, Reason, Tick
+from referee.core.events import EVERYONE, Debate, Effect, Notice, NoticeKind, Outcome, Reason, Tick
 from referee.core.model import GameState, Player
 from referee.core.step import DAY
+from referee.core.threads import ThreadKind
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup, authenticate
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
+from referee.mail.debate import debate_thread, leftover
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
@@ -39,6 +42,20 @@ def redact(address: str) -> str:
     """a***@example.org: enough to follow a log, not enough to harvest addresses."""
     local, at, domain = address.partition("@")
     return f"{local[:1]}***{at}{domain}" if at else "***"
+
+
+def missing_game(store: Store, settings: Settings) -> str:
+    """Why `[game]` finds no game, and how to reach the one the operator meant."""
+    game = settings.game
+    held = store.games()
+    text = f"no game with id {game.key!r} ({game.name!r}) in the database"
+    if not held:
+        return f"{text}: run 'nomic-referee init'"
+    listed = ", ".join(f"id {key!r} ({name!r})" for key, name in held)
+    return (
+        f"{text}; it holds {listed}. A renamed game keeps its id: set [game] id to it "
+        '(e.g. id = "' + held[0][0] + "\"); a new game: run 'nomic-referee init'"
+    )
 
 
 def initial_state(settings: Settings, started: datetime) -> GameState:
@@ -105,6 +122,8 @@ class Referee:
         self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
+        if self.state.name != settings.game.name:  # the display name was corrected: show it
+            self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
         self.last_at = utc(latest) if latest is not None else self.state.started_at
         self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
@@ -127,7 +146,12 @@ class Referee:
         started = utc(started)
         initial = initial_state(settings, started)
         game_id = store.create_game(
-            settings.game.name, settings.game.address, settings.game.language, initial, started
+            settings.game.key,
+            settings.game.name,
+            settings.game.address,
+            settings.game.language,
+            initial,
+            started,
         )
         try:
             referee = cls(store, game_id, settings, render)
@@ -146,11 +170,11 @@ class Referee:
 
     @classmethod
     def open(cls, store: Store, settings: Settings) -> Referee:
-        game_id = store.game_id(settings.game.name)
+        game_id = store.game_id(settings.game.key)
         if game_id is None:
-            raise StoreError(
-                f"no game named {settings.game.name!r} in the database: run 'nomic-referee init'"
-            )
+            raise StoreError(missing_game(store, settings))
+        if dict(store.games()).get(settings.game.key) != settings.game.name:
+            store.rename_game(game_id, settings.game.name)  # the key stays; the name is shown
         return cls(store, game_id, settings)
 
     def checkpoint(self) -> None:
@@ -220,7 +244,7 @@ class Referee:
         `size` is the message's real size when `raw` is only its head (a mail too large to
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
         """
-        at = utc(at)
+        at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
@@ -300,6 +324,7 @@ class Referee:
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
+        parsed = self._with_debate(mail, state, parsed)
         language = self.settings.game.language
         if not parsed and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
@@ -325,7 +350,12 @@ class Referee:
                     )
                 )
                 continue
-            if echoes and normalise(line.line) in echoes:
+            if isinstance(line.command, Debate):
+                capped = self._debate_cap(line.command, state, at)
+                if capped is not None:
+                    items.append(_item(line.line, capped))
+                    continue
+            elif echoes and normalise(line.line) in echoes:
                 log.warning(
                     "mail %s: %r repeats the referee's mail",
                     _shown(mail.message_id),
@@ -354,7 +384,7 @@ class Referee:
             items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
         if not parsed:
-            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint))))
@@ -391,14 +421,52 @@ class Referee:
         thread = referee_thread(
             mail.references,
             mail.in_reply_to,
-            outgoing.slug(game.name),
+            game.key,
             outgoing.domain_of(game.address),
         )
         return frozenset() if thread is None else circulated_lines(state, thread)
 
+    def _with_debate(
+        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine]
+    ) -> list[ParsedLine]:
+        """In a proposal's thread, the words no command took go to the table (112); a SAY
+        there is about that proposal."""
+        game = self.settings.game
+        thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
+        if thread is None:
+            return parsed
+        number = thread.number if thread.kind is ThreadKind.PROPOSAL else None
+        parsed = [
+            replace(p, command=replace(p.command, proposal=number))
+            if isinstance(p.command, Debate) and p.command.proposal is None
+            else p
+            for p in parsed
+        ]
+        text = leftover(mail.own_words, [p.span for p in parsed])
+        if not text:
+            return parsed
+        say = next(s for s in REGISTRY if s.name == "say")
+        shown = first_words(text)
+        shown = shown if len(shown) <= 72 else shown[:71].rstrip() + "…"
+        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))]
+
+    def _debate_cap(self, debate: Debate, state: GameState, at: datetime) -> Outcome | None:
+        """112: words too long for the table, or an author past the day's relays."""
+        limits = self.settings.limits
+        if len(debate.text) > limits.debate_chars:
+            return Outcome(
+                outcomes.DebateTooLong(
+                    length=f"{len(debate.text):,}", limit=f"{limits.debate_chars:,}"
+                )
+            )
+        day = datetime.combine(at.date(), datetime.min.time(), tzinfo=UTC)
+        if relayed_since(state, debate.sender, day) >= limits.debates_per_day:
+            return Outcome(outcomes.DebateDailyLimit(limit=limits.debates_per_day, next=day + DAY))
+        return None
+
     def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
         """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.name)
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
         if thread is None:
             return []
         command = infer(state, mail.sender, thread, mail.own_words)
@@ -432,7 +500,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name=name,
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "reply", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -457,7 +525,7 @@ class Referee:
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.name, self.settings.game.address, "stranger", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, "stranger", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -480,6 +548,7 @@ class Referee:
         """Render each notice once and queue one message per recipient (205)."""
         sent = 0
         game, address = self.settings.game.name, self.settings.game.address
+        key = self.settings.game.key  # the Message-IDs' (the display name may change)
         for index, effect in enumerate(effects):
             if not isinstance(effect, Notice):
                 continue
@@ -491,9 +560,10 @@ class Referee:
                 sent += len(recipients)
                 continue
             rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
-            body = outgoing.Body(rendered, f"{game}|{state.events}|{inbound}|{index}")
+            body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
             thread = effect.thread
-            root = outgoing.thread_root(game, address, thread) if thread is not None else ""
+            root = outgoing.thread_root(key, address, thread) if thread is not None else ""
+            table = self._table_headers(effect)
             for player in recipients:
                 parts = (state.events, inbound or "", index, player.email)
                 envelope = outgoing.Envelope(
@@ -501,13 +571,14 @@ class Referee:
                     address=address,
                     recipient=player.email,
                     recipient_name=player.name,
-                    message_id=outgoing.thread_message_id(game, address, thread, *parts)
+                    message_id=outgoing.thread_message_id(key, address, thread, *parts)
                     if thread is not None
-                    else outgoing.message_id(game, address, *parts),
+                    else outgoing.message_id(key, address, *parts),
                     at=at,
                     auto="auto-generated",
                     in_reply_to=root,
                     references=(root,) if root else (),
+                    **table,
                 )
                 work.enqueue(
                     envelope.message_id,
@@ -518,6 +589,24 @@ class Referee:
                 )
                 sent += 1
         return sent
+
+    def _table_headers(self, notice: Notice) -> dict[str, str]:
+        """Debate reads as the game's mailing list: the author's name on the game's address
+        (which passes the players' providers' DMARC) and the list headers (112)."""
+        if notice.kind not in (NoticeKind.DEBATE, NoticeKind.DEBATE_DIGEST):
+            return {}
+        game = self.settings.game
+        data = notice.data
+        author = str(data.get("author", ""))
+        number = data.get("proposal")
+        site = game.site_url
+        stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
+        return {
+            "from_name": f"{author} via {game.name}" if author else "",
+            "list_id": outgoing.list_id(game.name, game.address),
+            "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
+            "list_unsubscribe": stop,
+        }
 
 
 _SPEC_NAMES = {
@@ -578,7 +667,7 @@ def _shown(message_id: str) -> str:
 
 def echoes_where(mail: InboundMail, settings: Settings) -> str:
     game = settings.game
-    slug, domain = outgoing.slug(game.name), outgoing.domain_of(game.address)
+    slug, domain = game.key, outgoing.domain_of(game.address)
     thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
     return thread.replace("-", " ") if thread else "the game's texts"
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from referee.config import Settings
+from referee.config import Settings, slug
 from referee.mail.sentbox import open_sent
 from referee.service import Referee
 from referee.store.store import Store, StoreError
@@ -66,7 +66,8 @@ def starter_config(
 # Every key and its default: deploy/config.example.toml in the source, or the README.
 
 [game]
-name = {_q(name)}  # also the game's key in the database
+name = {_q(name)}  # shown in every mail; may be corrected later
+id = {_q(slug(name))}  # the game's key in the database and its Message-IDs: never change it
 address = "referee@nomic.example"  # players write here; the referee sends from here
 language = "{language}"  # "it" or "en": replies, notices and the built-in ruleset
 timezone = "Europe/Rome"  # deadlines are shown in it; stored in UTC
@@ -88,7 +89,36 @@ sent = "sent"  # without [smtp], the referee's mail is written here
 # host = "smtp.example.org"
 # username = "referee"
 # password_env = "NOMIC_SMTP_PASSWORD"
+#
+# With [imap], every player's mail must prove its sender (DKIM, or the verdict of your own
+# receiving server), or it is refused. `nomic-referee doctor game.toml` reads the latest mail
+# in the inbox and prints the [auth] lines that fit your server; see docs/operations.md.
+# [auth]
+# trusted_authserv_id = ["mx.example.org"]  # your receiving server's Authentication-Results
+# verify_dkim = true  # also check DKIM signatures here
+# required = true  # false only for a test game: anyone could write as a player
 """
+
+
+EXAMPLE_DOMAINS = ("example.org", "example.com", "example.net", "nomic.example")
+
+
+def _is_example(address: str) -> bool:
+    domain = address.rpartition("@")[2]
+    return any(domain == d or domain.endswith("." + d) for d in EXAMPLE_DOMAINS)
+
+
+def example_addresses(settings: Settings) -> list[str]:
+    """A warning when addresses are left from the starter config: mail to them reaches no one."""
+    found = [settings.game.address] if _is_example(settings.game.address) else []
+    found += [p.email for p in settings.players if _is_example(p.email)]
+    if not found:
+        return []
+    shown = ", ".join(found[:4]) + (f" and {len(found) - 4} more" if len(found) > 4 else "")
+    return [
+        f"example addresses left from the starter config ({shown}): mail to them reaches "
+        "no one; put in the real ones before the first run"
+    ]
 
 
 @dataclass(frozen=True)
@@ -107,9 +137,10 @@ def initialise(settings: Settings, started: datetime) -> Initialised:
     store = Store(settings.database_url)
     try:
         store.create_schema()
-        if store.game_id(settings.game.name) is not None:
+        if store.game_id(settings.game.key) is not None:
             raise StoreError(
-                f"the game {settings.game.name!r} is already initialised in this database"
+                f"the game {settings.game.name!r} (id {settings.game.key!r}) is already "
+                "initialised in this database"
             )
         referee = Referee.create(store, settings, settings.game.start or started)
         state = referee.state

@@ -116,7 +116,7 @@ def _started(settings: Settings) -> datetime | None:
     """When the game in the config's database began: its first link's time."""
     store = Store(settings.database_url)
     try:
-        game_id = store.game_id(settings.game.name)
+        game_id = store.game_id(settings.game.key)
         if game_id is None:
             return None
         return store.initial(game_id).started_at
@@ -127,7 +127,7 @@ def _started(settings: Settings) -> datetime | None:
 def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -> None:
     store = Store(settings.database_url)
     try:
-        game_id = store.game_id(settings.game.name)
+        game_id = store.game_id(settings.game.key)
         if game_id is None:
             verdict.notes.append("no database of this game at hand: its record was not checked")
             return

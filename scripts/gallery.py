@@ -35,6 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from referee.config import PlayerConfig, Settings, load_settings  # noqa: E402
 from referee.core.events import NoticeKind  # noqa: E402
+from referee.core.threads import Thread  # noqa: E402
+from referee.mail.outgoing import thread_root  # noqa: E402
 from referee.replay import read_mbox  # noqa: E402
 from referee.service import Referee  # noqa: E402
 from referee.store.store import Store  # noqa: E402
@@ -85,6 +87,7 @@ class Step:
     subject: str
     body: dict[str, str]
     label: str = ""
+    thread: str = ""  # a reply in this thread of the referee's ("proposal-301")
 
 
 def _days(days: float) -> timedelta:
@@ -128,6 +131,30 @@ SCRIPT: tuple[Step, ...] = (
             "after the vote and before the next turn.\nEND",
             "it": "RIVEDO 301\nA ogni turno il Re assegna al giocatore da 2 a 12 punti, dopo il "
             "voto e prima del turno successivo.\nFINE",
+        },
+    ),
+    Step(
+        _days(3.82),
+        BOB,
+        "Re: Proposal 301",
+        {
+            "en": "Two points at least? I would rather keep 1, so that a bad proposal costs "
+            "something.\n\nAnd why after the vote? The King could award before it.\n\n"
+            "On Fri, Dec 04, 2026 at 07:00PM +0100, Nomic wrote:\n> Proposal 301 by Carla",
+            "it": "Almeno due punti? Preferirei tenere 1, così una cattiva proposta costa "
+            "qualcosa.\n\nE perché dopo il voto? Il Re potrebbe assegnarli prima.\n\n"
+            "Il 04/12/26 19:00, Nomic ha scritto:\n> Proposta 301 di Carla",
+        },
+        thread="proposal-301",
+    ),
+    Step(_days(3.83), CARLA, "move", {"en": "DEBATE DIGEST", "it": "DIBATTITO RIASSUNTO"}),
+    Step(
+        _days(3.84),
+        ADA,
+        "move",
+        {
+            "en": "SAY\nTea at mine on Friday: bring your amendments.\nEND",
+            "it": "DICO\nTè da me venerdì: portate i vostri emendamenti.\nFINE",
         },
     ),
     Step(_days(3.9), BOB, "move", {"en": "SCORES", "it": "PUNTEGGI"}, "reply-scores"),
@@ -210,6 +237,12 @@ def _mail(settings: Settings, step: Step, language: str, at: datetime, number: i
     message["Subject"] = step.subject
     message["Date"] = format_datetime(at)
     message["Message-ID"] = f"<gallery-{language}-{number}@{sender.rpartition('@')[2]}>"
+    if step.thread:
+        thread = Thread.parse(step.thread)
+        assert thread is not None, step.thread
+        root = thread_root(settings.game.name, settings.game.address, thread)
+        message["In-Reply-To"] = root
+        message["References"] = root
     message.set_content(step.body[language] + "\n")
     return message.as_bytes()
 

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -315,6 +316,19 @@ class MailStack:
         with smtplib_lmtp(self.lmtp_port) as lmtp:
             lmtp.sendmail("sender@example.org", [user], raw)
 
+    def append(self, user: str, raw: bytes, at: datetime) -> None:
+        """Put a message into `user`'s INBOX delivered at `at` (IMAP APPEND with an internal
+        date): a test's mail carries the test's own clock, never the real one."""
+        client = imaplib.IMAP4("127.0.0.1", self.imap_port)
+        try:
+            client.login(user, PASSWORD)
+            status, answer = client.append("INBOX", "", imaplib.Time2Internaldate(at), raw)
+            if status != "OK":
+                raise RuntimeError(f"APPEND for {user} refused: {answer!r}")
+        finally:
+            with contextlib.suppress(Exception):
+                client.logout()
+
     def read(self, user: str, folder: str = "INBOX") -> list[EmailMessage]:
         """Every message in a user's folder, oldest first."""
         client = imaplib.IMAP4("127.0.0.1", self.imap_port)
@@ -338,6 +352,20 @@ class MailStack:
 
     def tls_context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=str(self.ca_file))
+
+
+def takes_signals(pid: int) -> None:
+    """Wait until the process catches SIGTERM: from its first line of Python on. Before that
+    the interpreter itself is starting, and the kernel's default action is all there is."""
+    mask = 1 << (signal.SIGTERM - 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+        if int(caught.split()[1], 16) & mask:
+            return
+        time.sleep(0.001)
+    raise AssertionError("the service never took SIGTERM")
 
 
 @contextmanager

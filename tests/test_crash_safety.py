@@ -16,7 +16,7 @@ from referee.config import load_settings
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import PLAYER_ADDRESSES, REFEREE, live_config
-from tests.mailstack import MailStack
+from tests.mailstack import MailStack, takes_signals
 
 BURST = 200
 KILLS = 5
@@ -33,7 +33,7 @@ def appeal(index: int) -> bytes:
 
 def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from referee.cli import main; main()", "run", str(config)],
+        [sys.executable, "-m", "referee", "run", str(config)],
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -67,6 +67,7 @@ def test_sigkill_during_a_burst_loses_and_repeats_nothing(
             if store.inbound_count(game_id) >= BURST and waiting == 0:
                 break
             time.sleep(0.5)
+        takes_signals(process.pid)  # the interpreter itself has started (tests/test_clean_stop.py)
         os.killpg(process.pid, signal.SIGTERM)
         assert process.wait(30) == 0, log.read_text()[-3000:]
 

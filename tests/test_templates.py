@@ -134,6 +134,18 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "majority_now": {"rule": 204, "rounds": 2},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
+    "debate": {
+        "author": "Carla <b>",
+        "author_email": CARLA,
+        "proposal": 301,
+        "text": "Too long.\n\n<img src=x>",
+    },
+    "debate_digest": {
+        "posts": [
+            {"author": "Bob", "at": T0, "proposal": 301, "text": "No."},
+            {"author": "Carla", "at": T0 + DAY, "proposal": None, "text": "Why?"},
+        ]
+    },
 }
 
 
@@ -175,6 +187,8 @@ DATA: dict[str, dict[str, Any]] = {
     "parameter_set": {"rule": 305, "name": "winning_score", "value": "50"},
     "winner_named": {"winner": "Bob"},
     "help": {},
+    "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
+    "delivery_chosen": {"delivery": "digest"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -212,6 +226,8 @@ REASON_DATA: dict[str, Any] = {
     "queued": 300,
     "what": "commands",
     "where": "proposal 301",
+    "proposal": 301,
+    "next": T0,
 }
 
 

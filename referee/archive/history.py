@@ -23,6 +23,7 @@ from referee.core import codec, engine
 from referee.core.events import (
     Agree,
     Award,
+    Debate,
     GiveRuling,
     Notice,
     NoticeKind,
@@ -92,6 +93,8 @@ PHRASES = {
         "scores": "Scores changed",
         "rule": "Rule {n}: {what}",
         "initial": "initial ruleset",
+        "debate": "Debate on proposal {n}: {who}",
+        "table": "At the table: {who}",
     },
     "it": {
         "started": "{game}: il regolamento iniziale",
@@ -106,6 +109,8 @@ PHRASES = {
         "scores": "Punteggi cambiati",
         "rule": "Regola {n}: {what}",
         "initial": "regolamento iniziale",
+        "debate": "Dibattito sulla proposta {n}: {who}",
+        "table": "Al tavolo: {who}",
     },
 }
 
@@ -206,6 +211,18 @@ class Ballot:
 
 
 @dataclass
+class DebateEntry:
+    """One message of the table's debate (112), as it was relayed."""
+
+    stamp: int
+    author: str
+    author_email: str
+    at: datetime
+    message_id: str
+    text: str
+
+
+@dataclass
 class ProposalRecord:
     """A proposal from submission to result, adopted or not (103, 109, 112, 203)."""
 
@@ -231,6 +248,7 @@ class ProposalRecord:
     outcome: str = ""
     awarded: list[tuple[int, str, int]] = field(default_factory=list)  # (stamp, player, points)
     bonuses: list[tuple[int, str, int]] = field(default_factory=list)
+    debate: list[DebateEntry] = field(default_factory=list)  # 112: oldest first
 
     def as_of(self, stamp: int | None) -> ProposalRecord | None:
         if stamp is None:
@@ -261,6 +279,7 @@ class ProposalRecord:
             outcome=self.outcome if decided else "",
             awarded=[a for a in self.awarded if a[0] <= stamp],
             bonuses=[b for b in self.bonuses if b[0] <= stamp],
+            debate=[d for d in self.debate if d.stamp <= stamp],
         )
 
     @property
@@ -408,6 +427,7 @@ class History:
     players: dict[str, str] = field(default_factory=dict)  # email -> name
     changes: list[Change] = field(default_factory=list)
     ruleset_mails: list[RulesetMail] = field(default_factory=list)
+    table: list[DebateEntry] = field(default_factory=list)  # 112: said outside any proposal
 
     @property
     def next_stamp(self) -> int:
@@ -687,6 +707,17 @@ class HistoryBuilder:
                     else self.words["scores"]
                 )
                 subject_proposal = before.current_proposal
+        if isinstance(event, Debate):  # 112: each message is a change of its own
+            entry = DebateEntry(stamp, self._name(sender), sender, logged.at, mid, event.text)
+            number = event.proposal
+            if number is not None and number in h.proposals:
+                h.proposals[number].debate.append(entry)
+                self._touched_proposals.add(number)
+                kind, subject_proposal = "debate", number
+                summary = self.words["debate"].format(n=number, who=entry.author)
+            else:
+                h.table.append(entry)
+                kind, summary = "debate", self.words["table"].format(who=entry.author)
         if isinstance(event, Propose | Revise | Vote | Award) and not kind:
             return  # recorded; it shows in the next change's files
         self._ruleset_mails(decision.effects, logged.at, stamp)

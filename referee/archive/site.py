@@ -45,7 +45,7 @@ from referee.archive.progress import progress_bar
 from referee.archive.writer import write_files
 
 TEMPLATES = Path(__file__).resolve().parent / "site_templates"
-SITE_VERSION = "1"  # bump when a template changes, so every page is rendered again
+SITE_VERSION = "2"  # bump when a template changes, so every page is rendered again
 MANIFEST = ".manifest.json"
 CHART_POINTS = 2000  # at most this many points in the score chart
 
@@ -91,6 +91,7 @@ WORDS: dict[str, dict[str, str]] = {
         "decided": "Decided",
         "changes": "Changes",
         "diff": "Change to the rule",
+        "talk": "Debate",
         "awarded": "Points awarded",
         "bonus": "Bonuses",
         "question": "Question",
@@ -166,6 +167,7 @@ WORDS: dict[str, dict[str, str]] = {
         "decided": "Decisa",
         "changes": "Modifiche",
         "diff": "Modifica alla regola",
+        "talk": "Dibattito",
         "awarded": "Punti assegnati",
         "bonus": "Bonus",
         "question": "Domanda",
@@ -338,7 +340,8 @@ class _Site:
 
     def index(self) -> None:
         rules = self.h.rules_in_force()
-        recent = list(reversed(self.h.changes[-15:]))
+        # the table's talk has its place on each proposal's page, not among the rule changes
+        recent = list(reversed([c for c in self.h.changes if c.kind != "debate"][-15:]))
         highest = max(self.h.proposals) if self.h.proposals else None
         self.page(
             "index.html",
@@ -503,7 +506,8 @@ def _proposal_key(p: ProposalRecord) -> str:
     A vote recorded between changes carries the number of the change to come, so the counts
     and the status are part of the key, not only the change numbers."""
     parts = (p.stamp, p.decided_stamp, p.status, len(p.ballots), len(p.texts))
-    return "proposal:" + ":".join(map(str, (*parts, len(p.awarded), len(p.bonuses))))
+    more = (len(p.awarded), len(p.bonuses), len(p.debate))
+    return "proposal:" + ":".join(map(str, (*parts, *more)))
 
 
 def score_chart(history: History, title: str) -> str:

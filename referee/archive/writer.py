@@ -9,6 +9,9 @@ edited by hand):
   and the text as it stood after the change; `[[annotations]]` for rulings citing the rule.
 - `rules/index.toml`: the current number of every rule -> its file, and every former number.
 - `proposals/<hundreds>/<number>.toml`: every proposal, failed ones too, with every vote.
+- `proposals/<hundreds>/<number>-debate.toml`: the proposal's debate (112), every message
+  relayed to the table with its author, date and Message-ID, oldest first;
+  `debate/table.toml` what was said to the table outside any proposal (SAY).
 - `appeals/<id>.toml`: appeals and accusations, rulings, agreement counts, rules cited.
 - `scores.toml`: the scores now and every change with its cause.
 - `ruleset.txt`: the short ruleset, exactly as last mailed, under a header (205).
@@ -33,6 +36,7 @@ from referee.archive.history import (
     KIND_WORDS,
     AppealRecord,
     Change,
+    DebateEntry,
     History,
     ProposalRecord,
     RuleRecord,
@@ -49,6 +53,25 @@ def rule_path(identity: int) -> str:
 
 def proposal_path(number: int) -> str:
     return f"proposals/{number // 100:03d}xx/{number}.toml"
+
+
+def debate_path(number: int | None) -> str:
+    """The debate of proposal `number` beside its file; None: the table's own."""
+    if number is None:
+        return TABLE_PATH
+    return f"proposals/{number // 100:03d}xx/{number}-debate.toml"
+
+
+TABLE_PATH = "debate/table.toml"
+
+
+def render_debate(entries: Iterable[DebateEntry], number: int | None) -> str:
+    messages = [
+        {"author": d.author, "date": d.at, "message_id": d.message_id, "text": d.text}
+        for d in entries
+    ]
+    head: dict[str, Any] = {"proposal": number} if number is not None else {}
+    return _toml({**head, "messages": messages})
 
 
 def appeal_path(appeal_id: str) -> str:
@@ -392,6 +415,11 @@ def render_archive(history: History, mail_text: RulesetText, stamp: int | None =
         seen_p = p.as_of(stamp)
         if seen_p is not None:
             files[proposal_path(p.number)] = render_proposal(seen_p)
+            if seen_p.debate:
+                files[debate_path(p.number)] = render_debate(seen_p.debate, p.number)
+    table = [d for d in history.table if stamp is None or d.stamp <= stamp]
+    if table:
+        files[TABLE_PATH] = render_debate(table, None)
     for a in history.appeals.values():
         seen_a = a.as_of(stamp)
         if seen_a is not None:
@@ -411,6 +439,10 @@ def change_files(history: History, change: Change, mail_text: RulesetText) -> Fi
         seen_p = history.proposals[number].as_of(k)
         if seen_p is not None:
             files[proposal_path(number)] = render_proposal(seen_p)
+            if seen_p.debate:
+                files[debate_path(number)] = render_debate(seen_p.debate, number)
+    if change.kind == "debate" and change.proposal is None:
+        files[TABLE_PATH] = render_debate([d for d in history.table if d.stamp <= k], None)
     for appeal_id in change.appeals:
         seen_a = history.appeals[appeal_id].as_of(k)
         if seen_a is not None:
@@ -450,6 +482,10 @@ class ArchiveWriter:
             key = (p.stamp, p.decided_stamp or 0, len(p.ballots), len(p.texts), len(p.awarded))
             if wanted(proposal_path(p.number), (*key, len(p.bonuses))):
                 files[proposal_path(p.number)] = render_proposal(p)
+            if p.debate and wanted(debate_path(p.number), (len(p.debate),)):
+                files[debate_path(p.number)] = render_debate(p.debate, p.number)
+        if history.table and wanted(TABLE_PATH, (len(history.table),)):
+            files[TABLE_PATH] = render_debate(history.table, None)
         for a in history.appeals.values():
             key = (a.stamp, a.settled_stamp or 0, len(a.rulings), len(a.agreements))
             if wanted(appeal_path(a.id), (*key, a.judge, a.status)):

@@ -1,7 +1,8 @@
 """The clock: deadlines and reminders fired by Tick events (112, 202, 203, 213).
 
 The debate's end opens the vote (202 (3)); the vote's deadline closes it (203); reminders go to
-the turn player, the King and the voters; a deposed King is reminded to crown a successor
+the turn player, the King and the voters; the day's debate goes to who asked for a digest
+(112); a deposed King is reminded to crown a successor
 (213). `next_deadline` says when the caller must send the next Tick.
 """
 
@@ -12,6 +13,7 @@ from datetime import datetime
 
 from referee.core import notices
 from referee.core.appeals import crown_due, crown_successor_of
+from referee.core.debate import send_digest
 from referee.core.events import (
     EVERYONE,
 )
@@ -28,9 +30,9 @@ from referee.core.voting import close_vote, everyone_voted, missing_voters
 
 def next_deadline(state: GameState) -> datetime | None:
     """When the next Tick is due, or None when nothing waits on the clock."""
+    times: list[datetime] = [state.digest_at] if state.digest_at is not None else []  # 112
     if state.over:
-        return None
-    times: list[datetime] = []
+        return min(times) if times else None
     if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
         times.append(min(state.crown_reminder_at, crown_due(state)))
     if state.tie:
@@ -47,6 +49,7 @@ def next_deadline(state: GameState) -> datetime | None:
 
 
 def tick(step: Step) -> None:
+    send_digest(step)
     crown_deadline(step)
     s = step.state
     if s.over or s.tie:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from referee.core.model import ProposalKind
+from referee.core.model import DebateDelivery, ProposalKind
 from referee.core.notices import Notice as Notice  # re-exported: effects live here
 from referee.core.notices import NoticeKind as NoticeKind
 from referee.core.outcomes import Done as Done
@@ -167,6 +167,23 @@ class NameWinner:
 
 
 @dataclass(frozen=True)
+class Debate:
+    """Words for the table (112): a reply in a proposal's thread that is not a command, or SAY."""
+
+    sender: str
+    text: str
+    proposal: int | None = None  # the proposal debated; None: the table at large
+
+
+@dataclass(frozen=True)
+class ChooseDelivery:
+    """DEBATE ALL|DIGEST|NONE: how the table's debate reaches this player (112)."""
+
+    sender: str
+    delivery: DebateDelivery
+
+
+@dataclass(frozen=True)
 class Query:
     """STATUS, RULES, RULE N, HISTORY N, SCORES, HELP: read-only."""
 
@@ -197,6 +214,8 @@ Command = (
     | Confirm
     | SetParameter
     | NameWinner
+    | Debate
+    | ChooseDelivery
     | Query
 )
 Event = Command | Tick
@@ -217,6 +236,8 @@ EVENT_TYPES: tuple[type, ...] = (
     Confirm,
     SetParameter,
     NameWinner,
+    Debate,
+    ChooseDelivery,
     Query,
     Tick,
 )

@@ -31,14 +31,17 @@ from referee.core.changes import (
     RuleChangeKind,
 )
 from referee.core.clock import tick
+from referee.core.debate import choose_delivery, debate
 from referee.core.events import (
     EVERYONE,
     Accuse,
     Agree,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Event,
     Extend,
     GiveRuling,
@@ -241,5 +244,7 @@ HANDLERS: dict[type, Handler] = {
     Confirm: confirm,
     SetParameter: set_parameter,
     NameWinner: name_winner,
+    Debate: debate,
+    ChooseDelivery: choose_delivery,
     Query: query,
 }

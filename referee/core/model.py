@@ -226,6 +226,35 @@ class ParameterQuestion:
     names: tuple[str, ...]
 
 
+class DebateDelivery(enum.StrEnum):
+    """How a player takes the table's debate (112): every message, a daily digest, or none."""
+
+    ALL = "all"
+    DIGEST = "digest"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class Post:
+    """One message of debate relayed to the table (112); its text is in the event log."""
+
+    author: str  # email
+    at: datetime
+    proposal: int | None  # None: said to the table outside any proposal (SAY)
+    digest: str  # of the text as compared: the same words are never relayed twice
+
+
+@dataclass(frozen=True)
+class DigestItem:
+    """A message of debate waiting for the daily digest of the players in `to`."""
+
+    author: str  # the author's name as shown
+    at: datetime
+    proposal: int | None
+    text: str
+    to: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class GameState:
     """Everything the referee knows about one game."""
@@ -256,6 +285,10 @@ class GameState:
     parameter_questions: tuple[ParameterQuestion, ...] = ()
     rule_204_amended: bool = False
     events: int = 0  # how many events have been applied (a sequence for stable ids)
+    posts: tuple[Post, ...] = ()  # 112: every message of debate relayed, oldest first
+    debate_delivery: tuple[tuple[str, DebateDelivery], ...] = ()  # email -> choice; default ALL
+    digest: tuple[DigestItem, ...] = ()  # debate waiting for the next daily digest
+    digest_at: datetime | None = None  # when the daily digest goes out
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     # --- lookups -------------------------------------------------------------------------
@@ -265,6 +298,12 @@ class GameState:
             if p.email == email:
                 return p
         return None
+
+    def delivery_of(self, email: str) -> DebateDelivery:
+        for who, choice in self.debate_delivery:
+            if who == email:
+                return choice
+        return DebateDelivery.ALL
 
     @property
     def active_players(self) -> tuple[Player, ...]:

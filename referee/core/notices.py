@@ -46,6 +46,8 @@ class NoticeKind(enum.StrEnum):
     PARAMETER_PROMPT = "parameter_prompt"
     TIE_PROMPT = "tie_prompt"  # 209
     WINNER = "winner"  # 209, 215
+    DEBATE = "debate"  # 112: a player's words relayed to the table
+    DEBATE_DIGEST = "debate_digest"  # 112: a day's debate in one mail
 
 
 View = dict[str, Any]  # a plain-data view of a proposal or an appeal (referee.core.view)
@@ -292,6 +294,25 @@ class Winner(NoticePayload):
     number: int = 0  # the number that rule has now (109), which the mail cites
 
 
+@dataclass(frozen=True)
+class DebatePost(NoticePayload):
+    """112: a player's words on a proposal (or to the table), relayed to the others."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE
+    author: str  # the author's name
+    author_email: str
+    proposal: int | None  # None: said to the table outside any proposal
+    text: str
+
+
+@dataclass(frozen=True)
+class DebateDigest(NoticePayload):
+    """112: the day's debate for a player who asked for a digest, oldest first."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.DEBATE_DIGEST
+    posts: list[View]  # author, at, proposal, text
+
+
 PAYLOADS: tuple[type[NoticePayload], ...] = (
     GameStarted,
     Ruleset,
@@ -319,6 +340,8 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     ParameterPrompt,
     TiePrompt,
     Winner,
+    DebatePost,
+    DebateDigest,
 )
 PAYLOAD_OF: dict[NoticeKind, type[NoticePayload]] = {p.kind: p for p in PAYLOADS}
 

@@ -39,6 +39,8 @@ class Done(enum.StrEnum):
     HISTORY = "history"
     SCORES = "scores"
     HELP = "help"
+    DEBATE_RELAYED = "debate_relayed"
+    DELIVERY_CHOSEN = "delivery_chosen"
 
 
 class Reason(enum.StrEnum):
@@ -97,6 +99,9 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
+    DEBATE_TOO_LONG = "debate_too_long"
+    DEBATE_DAILY_LIMIT = "debate_daily_limit"
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -605,6 +610,42 @@ class QuotedNotice(Refused):
     where: str
 
 
+@dataclass(frozen=True)
+class DebateRelayed(Accepted):
+    """112: the words went to the table: `relayed` players now, `digest` in tonight's digest."""
+
+    code: ClassVar[Done] = Done.DEBATE_RELAYED
+    proposal: int | None
+    relayed: int
+    digest: int
+
+
+@dataclass(frozen=True)
+class DeliveryChosen(Accepted):
+    code: ClassVar[Done] = Done.DELIVERY_CHOSEN
+    delivery: str  # "all" | "digest" | "none"
+
+
+@dataclass(frozen=True)
+class AlreadyRelayed(Refused):
+    code: ClassVar[Reason] = Reason.ALREADY_RELAYED
+    proposal: int | None
+
+
+@dataclass(frozen=True)
+class DebateTooLong(Refused):
+    code: ClassVar[Reason] = Reason.DEBATE_TOO_LONG
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
+class DebateDailyLimit(Refused):
+    code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
+    limit: int
+    next: datetime  # when this player's words are relayed again
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
     ProposalAccepted,
     RevisionAccepted,
@@ -628,6 +669,8 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     History,
     Scores,
     Help,
+    DebateRelayed,
+    DeliveryChosen,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -682,6 +725,9 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyMails,
     DailyLimit,
     QuotedNotice,
+    AlreadyRelayed,
+    DebateTooLong,
+    DebateDailyLimit,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

@@ -21,9 +21,11 @@ from referee.core.events import (
     Accuse,
     Agree,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Extend,
     GiveRuling,
     NameChampion,
@@ -121,6 +123,15 @@ TABLE: tuple[Move, ...] = (
     Move(Quit, "QUIT", Role.PLAYER, ALWAYS, "114"),
     Move(Confirm, "CONFIRM", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
     Move(SetParameter, "SET", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
+    Move(
+        Debate,
+        "SAY (or words in reply to a proposal)",
+        Role.PLAYER,
+        ALWAYS,
+        "112",
+        note="the proposal exists; the same words once",
+    ),
+    Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, "112"),
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ""
     ),

@@ -1,9 +1,10 @@
 """Mail threads as values: what a notice belongs to, built and parsed in one place (107, 202-214).
 
-A proposal's circulation, reminders and result share the thread `proposal-301`; the King's
-prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1` (212,
-213), `tie` (209). The mail layer writes a thread into Message-IDs and reads it back from a
-reply's In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
+A proposal's circulation, reminders, result and debate share the thread `proposal-301`; the
+King's prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1`
+(212, 213), `tie` (209); debate said outside any proposal goes to `table` (112). The mail layer
+writes a thread into Message-IDs and reads it back from a reply's In-Reply-To or References;
+both go through `Thread.name` and `Thread.parse`.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ class ThreadKind(enum.StrEnum):
     PARAMETERS = "parameters"  # 111, 211: the King confirms a rule's parameters
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
+    TABLE = "table"  # 112: debate said to the table outside any proposal (SAY)
 
 
 _PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
-_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie)")
+_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class Thread:
     def tie(cls) -> Thread:
         return cls(ThreadKind.TIE)
 
+    @classmethod
+    def table(cls) -> Thread:
+        return cls(ThreadKind.TABLE)
+
     @property
     def name(self) -> str:
         """The thread's name as it appears in Message-IDs: `award-301`, `appeal-a1`, `tie`."""
@@ -82,7 +88,7 @@ class Thread:
         if found is None:
             return None
         if found.group(3):
-            return cls.tie()
+            return cls(ThreadKind(found.group(3)))
         kind = ThreadKind(found.group(1))
         key = found.group(2).upper() if kind is ThreadKind.APPEAL else found.group(2)
         return cls(kind, key)

@@ -17,9 +17,11 @@ from referee.core.events import (
     Accuse,
     Agree,
     Award,
+    ChooseDelivery,
     Command,
     Confirm,
     Crown,
+    Debate,
     Extend,
     GiveRuling,
     NameChampion,
@@ -33,7 +35,7 @@ from referee.core.events import (
     SetParameter,
     Vote,
 )
-from referee.core.model import ProposalKind
+from referee.core.model import DebateDelivery, ProposalKind
 
 END_WORDS = ("END", "FINE")
 YES_WORDS = ("YES", "Y", "SI", "AYE", "FOR", "FAVOREVOLE", "FAVORE")
@@ -79,6 +81,9 @@ class CommandSpec:
     build: Builder
     multiline: bool = False
     rules: str = ""
+    # Also an everyday word ("Say, Carla...", "Debate is healthy"): a line that does not read
+    # cleanly as this command (no END, wrong arguments) is the player's prose, not a command.
+    prose: bool = False
 
     def syntax(self, language: str) -> str:
         return self.syntax_it if language == "it" else self.syntax_en
@@ -225,6 +230,29 @@ def _extend(args: Args) -> Command:
     if len(words) == 2:
         return Extend(args.sender, _number(words[0]), _number(words[1], "days"))
     raise SyntaxProblem("arguments")
+
+
+def _say(args: Args) -> Command:
+    return Debate(args.sender, args.text_after(0))
+
+
+_DELIVERY = {
+    "ALL": DebateDelivery.ALL,
+    "TUTTO": DebateDelivery.ALL,
+    "TUTTI": DebateDelivery.ALL,
+    "DIGEST": DebateDelivery.DIGEST,
+    "RIASSUNTO": DebateDelivery.DIGEST,
+    "NONE": DebateDelivery.NONE,
+    "NIENTE": DebateDelivery.NONE,
+    "NESSUNO": DebateDelivery.NONE,
+}
+
+
+def _delivery(args: Args) -> Command:
+    word = fold(_exactly(args, 1)[0]).rstrip(".!")
+    if word not in _DELIVERY:
+        raise SyntaxProblem(f"ALL|DIGEST|NONE: {args.words[0]!r}")
+    return ChooseDelivery(args.sender, _DELIVERY[word])
 
 
 def _set(args: Args) -> Command:
@@ -543,6 +571,33 @@ REGISTRY: tuple[CommandSpec, ...] = (
         rules="209",
     ),
     CommandSpec(
+        "say",
+        "SAY",
+        "DICO",
+        "SAY <words> ... END",
+        "DICO <parole> ... FINE",
+        "words for every other player, outside any proposal's thread (a reply to a "
+        "proposal's mail needs no command: its words go to the table)",
+        "parole per tutti gli altri giocatori, fuori dalle discussioni delle proposte (una "
+        "risposta alla mail di una proposta non ne ha bisogno: le sue parole vanno al tavolo)",
+        _say,
+        multiline=True,
+        rules="112",
+        prose=True,
+    ),
+    CommandSpec(
+        "debate",
+        "DEBATE",
+        "DIBATTITO",
+        "DEBATE ALL|DIGEST|NONE",
+        "DIBATTITO TUTTO|RIASSUNTO|NIENTE",
+        "how the debate reaches you: every message, one digest a day, or none",
+        "come ti arriva il dibattito: ogni messaggio, un riassunto al giorno, o niente",
+        _delivery,
+        rules="112",
+        prose=True,
+    ),
+    CommandSpec(
         "quit",
         "QUIT",
         "ABBANDONO",
@@ -640,6 +695,7 @@ class ParsedLine:
     command: Command | None
     problem: str = ""
     meant: str = ""  # a bare answer to a prompt, written out as the command it stands for
+    span: tuple[int, int] = (0, 0)  # the body's lines it took, [first, last); (0, 0): Subject
 
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
@@ -670,11 +726,14 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
     from_subject = (
         bool(cleaned) and not is_reply_subject(cleaned) and _subject_is_command(sender, cleaned)
     )
+    shift = 0
     if from_subject:
         lines = [cleaned, *lines]
+        shift = 1
     found: list[ParsedLine] = []
     index = 0
     while index < len(lines):
+        start = index
         line = lines[index].strip()
         index += 1
         hit = match(line) if line else None
@@ -688,22 +747,36 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
                 body_lines.append(lines[index])
                 index += 1
             if index >= len(lines) and any(text.strip() for text in body_lines):
+                if spec.prose:  # "Say, Carla, ..." with no END: the player's own words
+                    index = start + 1
+                    continue
                 # text that never ended: forgotten, or cut where quoted history began
-                found.append(ParsedLine(line, spec, None, "no END line"))
+                span = _span(start, index, shift)
+                found.append(ParsedLine(line, spec, None, "no END line", span=span))
                 break
             index += 1  # the END line
+        span = _span(start, index, shift)
         kept, sets = _split_sets(body_lines)
         args = Args(sender, words, "\n".join(kept), sets)
         try:
             command = spec.build(args)
         except SyntaxProblem as problem:
-            found.append(ParsedLine(line, spec, None, str(problem)))
+            if spec.prose:
+                index = start + 1
+                continue
+            found.append(ParsedLine(line, spec, None, str(problem), span=span))
             continue
-        found.append(ParsedLine(line, spec, command))
+        found.append(ParsedLine(line, spec, command, span=span))
     # A Subject the body repeats as written is one command, not two; every body line counts.
     if from_subject and found and any(p.command == found[0].command for p in found[1:]):
         found.pop(0)
     return found
+
+
+def _span(start: int, end: int, shift: int) -> tuple[int, int]:
+    """The body lines [first, last) a command took (a Subject's command: only what follows)."""
+    first = max(start - shift, 0)
+    return (first, max(end - shift, first))
 
 
 def _subject_is_command(sender: str, subject: str) -> bool:

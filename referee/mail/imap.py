@@ -18,12 +18,14 @@ import ipaddress
 import logging
 import re
 import ssl
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from aioimaplib import aioimaplib
 
 from referee.config import ImapConfig
+from referee.mail import servers
 
 log = logging.getLogger("referee.imap")
 
@@ -117,7 +119,20 @@ class ImapInbox:
     def _context(self) -> ssl.SSLContext:
         return ssl.create_default_context(cafile=self.config.ca_file or None)
 
-    async def connect(self) -> None:
+    async def connect(self, create_folders: bool = True) -> None:
+        """Log in and select the folder; a failure is an ImapError naming the server.
+
+        `create_folders=False` (doctor without consent) leaves missing folders missing.
+        """
+        c = self.config
+        try:
+            await self._connect(create_folders)
+        except ImapError as exc:
+            raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
+        except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+            raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
+
+    async def _connect(self, create_folders: bool) -> None:
         c = self.config
         if c.security == "none" and not _is_loopback(c.host):
             raise ImapError("security = 'none' is allowed only on a loopback address")
@@ -134,7 +149,7 @@ class ImapInbox:
         _check(await client.login(c.username, c.password), "LOGIN")
         self.client = client
         await self._capabilities()
-        for folder in (c.processed, c.quarantine):
+        for folder in (c.processed, c.quarantine) if create_folders else ():
             response = await client.create(folder)
             if (
                 response.result != "OK"
@@ -234,8 +249,11 @@ class ImapInbox:
         else:
             _check(await self.client.expunge(), "EXPUNGE")
 
-    async def drain(self, handle: Handler, on_failure: Failure) -> tuple[int, int]:
-        """Process what waits in the folder, in batches; returns (processed, last UID)."""
+    async def drain(
+        self, handle: Handler, on_failure: Failure, halt: threading.Event | None = None
+    ) -> tuple[int, int]:
+        """Process what waits in the folder, in batches; returns (processed, last UID). Once
+        `halt` is set (a stop was asked for) the mail in hand is finished and the rest waits."""
         done, last = 0, 0
         uids = await self.waiting_uids()
         sizes: dict[int, int] = {}
@@ -249,6 +267,8 @@ class ImapInbox:
         for group, part in self.batches(uids, sizes):
             fetched = dict(await self.fetch(group, part))
             for uid in (u for u in group if u in fetched):
+                if halt is not None and halt.is_set():
+                    return done, last
                 raw = fetched[uid]
                 problem = await handle(raw, max(sizes.get(uid, 0), len(raw)), dates.get(uid))
                 if problem is not None:  # never lose it: set it aside and say why

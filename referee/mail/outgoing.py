@@ -23,6 +23,7 @@ from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
 
+from referee.config import slug as slug  # re-exported: the Message-IDs' game part
 from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
@@ -45,11 +46,12 @@ class Envelope:
     auto: str  # "auto-replied" | "auto-generated"
     in_reply_to: str = ""
     references: tuple[str, ...] = ()
-
-
-def slug(text: str) -> str:
-    cleaned = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return cleaned or "game"
+    # Debate relayed to the table (112) reads as the game's mailing list: From the game's
+    # address under the author's name ("Carla via Nomic"), and the list headers clients know.
+    from_name: str = ""  # the display name in From; "" for the game's name
+    list_id: str = ""  # "Game <slug.domain>"; "" for mail that is not the table's
+    list_archive: str = ""  # a URL of the debate's page on the game's website
+    list_unsubscribe: str = ""  # the command that stops the debate reaching this player
 
 
 def domain_of(address: str) -> str:
@@ -135,6 +137,29 @@ CHAIN_HEADER = b"X-Nomic-Chain: "
 CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
 
 
+def list_id(game: str, address: str) -> str:
+    """The game's List-Id (RFC 2919): its name, then `<slug.domain>`."""
+    return f"{header_value(game)} <{slug(game)}.{domain_of(address)}>"
+
+
+_URL_OK = re.compile(r"https?://[\x21-\x3b\x3d\x3f-\x7e]{1,900}")
+
+
+def _list_headers(envelope: Envelope) -> list[tuple[str, str]]:
+    """Reply-To the game, List-Id, List-Post, List-Archive and List-Unsubscribe (RFC 2369)."""
+    headers = [
+        ("Reply-To", address_value(envelope.game, envelope.address)),
+        ("List-Id", envelope.list_id),
+        ("List-Post", f"<mailto:{envelope.address}>"),
+    ]
+    if envelope.list_archive and _URL_OK.fullmatch(envelope.list_archive):
+        headers.append(("List-Archive", f"<{envelope.list_archive}>"))
+    if envelope.list_unsubscribe:
+        command = envelope.list_unsubscribe.replace(" ", "%20")
+        headers.append(("List-Unsubscribe", f"<mailto:{envelope.address}?subject={command}>"))
+    return headers
+
+
 class Body:
     """A rendered mail's encoded MIME body, made once and reused for every recipient."""
 
@@ -155,7 +180,7 @@ class Body:
 def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
     body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
     headers = [
-        ("From", address_value(envelope.game, envelope.address)),
+        ("From", address_value(envelope.from_name or envelope.game, envelope.address)),
         ("To", address_value(envelope.recipient_name, envelope.recipient)),
         ("Subject", body.subject),
         ("Date", format_datetime(envelope.at)),
@@ -167,10 +192,13 @@ def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
     references = message_ids(envelope.references)
     if references:
         headers.append(("References", references))
+    if envelope.list_id:
+        headers += _list_headers(envelope)
+    precedence = "bulk" if envelope.auto == "auto-generated" else "auto_reply"
     headers += [
         ("Auto-Submitted", envelope.auto),
         ("X-Auto-Response-Suppress", "All"),
-        ("Precedence", "bulk" if envelope.auto == "auto-generated" else "auto_reply"),
+        ("Precedence", "list" if envelope.list_id else precedence),
         ("MIME-Version", "1.0"),
     ]
     lines = [

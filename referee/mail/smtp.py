@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 import aiosmtplib
 
 from referee.config import SmtpConfig
+from referee.mail import servers
 from referee.store.store import Store
 from referee.store.tables import OutboxRow, OutboxStatus
 
@@ -154,7 +155,7 @@ class Postman:
                     await slot.close()  # the server is closing the connection
                 continue
             except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
-                await self._retry(row, now, f"{exc.__class__.__name__}: {exc}")
+                await self._retry(row, now, self._problem(exc))
                 tally.deferred += 1
                 await slot.close()
                 continue
@@ -166,6 +167,12 @@ class Postman:
                 continue
             await self._record(row, OutboxStatus.SENT, now)
             tally.sent += 1
+
+    def _problem(self, exc: BaseException) -> str:
+        """The failure, naming the server (and `ca_file` when its certificate is the cause)."""
+        c = self.config
+        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+        return servers.problem("SMTP", c.host, c.port, cause, c.ca_file)
 
     async def _record(self, row: OutboxRow, status: str, now: datetime, error: str = "") -> None:
         assert row.id is not None

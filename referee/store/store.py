@@ -134,21 +134,56 @@ class Store:
     def has_schema(self) -> bool:
         return inspect(self.engine).has_table("games")
 
-    def game_id(self, name: str) -> int | None:
+    def pending_migrations(self) -> list[str]:
+        """The migrations this version has that the database has not had yet, oldest first."""
+        from alembic.runtime.migration import MigrationContext
+        from alembic.script import ScriptDirectory
+
+        config = AlembicConfig()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        script = ScriptDirectory.from_config(config)
+        with self.engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_heads()
+        wanted = script.get_current_head()
+        pending = [
+            revision.revision
+            for revision in script.iterate_revisions(wanted, current[0] if current else None)
+        ]
+        return list(reversed(pending))
+
+    def game_id(self, key: str) -> int | None:
+        """The game whose stable key (`[game] id`) is `key`, if the database holds it."""
         if not self.has_schema():
             return None
         with Session(self.engine) as session:
-            row = session.exec(select(GameRow).where(GameRow.name == name)).first()
+            row = session.exec(select(GameRow).where(GameRow.key == key)).first()
             return row.id if row else None
 
+    def games(self) -> list[tuple[str, str]]:
+        """Every game in the database: (key, display name), by key."""
+        if not self.has_schema():
+            return []
+        with Session(self.engine) as session:
+            rows = session.exec(select(GameRow).order_by(col(GameRow.key))).all()
+            return [(r.key, r.name) for r in rows]
+
+    def rename_game(self, game_id: int, name: str) -> None:
+        """A new display name (a typo fixed in `[game] name`); the key stays."""
+        with Session(self.engine) as session:
+            session.execute(update(GameRow).where(col(GameRow.id) == game_id).values(name=name))
+            session.commit()
+
     def create_game(
-        self, name: str, address: str, language: str, initial: GameState, at: datetime
+        self, key: str, name: str, address: str, language: str, initial: GameState, at: datetime
     ) -> int:
         with Session(self.engine) as session:
+            if session.exec(select(GameRow).where(GameRow.key == key)).first():
+                raise StoreError(f"a game with id {key!r} already exists in this database")
             if session.exec(select(GameRow).where(GameRow.name == name)).first():
                 raise StoreError(f"a game named {name!r} already exists in this database")
             text = dump_state(initial)
             row = GameRow(
+                key=key,
                 name=name,
                 address=address,
                 language=language,

@@ -18,7 +18,8 @@ class GameRow(SQLModel, table=True):
     __tablename__ = "games"
 
     id: int | None = Field(default=None, primary_key=True)
-    name: str = Field(index=True, unique=True)
+    name: str = Field(index=True, unique=True)  # the display name, `[game] name`
+    key: str = Field(index=True, unique=True)  # the stable identity, `[game] id` (its key)
     address: str
     language: str
     created_at: datetime

@@ -1,7 +1,7 @@
 """The hash chain: every inbound message as received, and one link per mail or deadline (213).
 
-Revision ID: 0004
-Revises: 0003 (the game lease)
+Revision ID: 0005
+Revises: 0004 (the game key)
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

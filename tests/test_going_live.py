@@ -1,0 +1,235 @@
+"""An operator's rough edges (issue 17, item 7): pipes, read-only commands, errors that name
+the file and the server, a game renamed, example addresses, the starter's [auth] (105, 205)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from referee.config import load_settings
+from referee.starter import starter_config
+from referee.store.store import MIGRATIONS, Store
+from tests.conftest import write_config
+from tests.helpers import BOB, T0, mail
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(
+    *args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_closed_pipe_ends_the_listing_quietly(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    process = subprocess.Popen(
+        [sys.executable, "-m", "referee", "outbox", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # `| head -0`: the reader is gone before the first line
+    errors = process.stderr.read().decode()
+    assert process.wait(60) == 0, errors
+    assert errors == ""
+    shell = subprocess.run(  # and as written in a shell, with the pipeline's own status
+        [
+            "bash",
+            "-c",
+            f'"{sys.executable}" -m referee outbox "{config}" | head -n 1; '
+            'exit "${PIPESTATUS[0]}"',
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert shell.returncode == 0 and shell.stderr == ""
+    assert len(shell.stdout.splitlines()) == 1
+
+
+SERVERS = """
+[imap]
+host = "imap.invalid"
+username = "referee"
+password_env = "NOMIC_TEST_UNSET_IMAP"
+
+[smtp]
+host = "smtp.invalid"
+username = "referee"
+password_env = "NOMIC_TEST_UNSET_SMTP"
+"""
+
+
+def test_reading_commands_never_create_a_database_nor_ask_for_secrets(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    config.write_text(config.read_text() + SERVERS, encoding="utf-8")
+    env = {"NOMIC_TEST_UNSET_IMAP": "", "NOMIC_TEST_UNSET_SMTP": ""}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("NOMIC_TEST_UNSET")}
+    commands = [
+        ("status", config),
+        ("outbox", config),
+        ("site", config, "--out", tmp_path / "site"),
+        ("archive", config, tmp_path / "archive"),
+    ]
+    for args in commands:  # before init: said plainly, and no empty nomic.db left behind
+        done = subprocess.run(
+            [sys.executable, "-m", "referee", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=clean,
+        )
+        assert done.returncode != 0
+        assert "not initialised" in done.stderr and "environment variable" not in done.stderr
+        assert not (tmp_path / "nomic.db").exists(), args
+    assert cli("init", config, env=env).returncode == 0  # init never logs in either
+    for args in commands:
+        done = subprocess.run(
+            [sys.executable, "-m", "referee", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=clean,
+        )
+        assert done.returncode == 0, (args, done.stderr)
+    run = subprocess.run(  # `run` logs in: it does need them
+        [sys.executable, "-m", "referee", "run", "--once", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=clean,
+    )
+    assert run.returncode != 0 and "NOMIC_TEST_UNSET_IMAP is not set" in run.stderr
+
+
+def test_config_errors_name_the_file(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    config.write_text(config.read_text().replace("[game]\n", "[game]\nfoo = 1\n", 1))
+    done = cli("status", config)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"nomic-referee: error: {config}: [game]: unknown key 'foo'"
+
+
+def test_a_game_keeps_its_identity_when_its_name_is_corrected(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    text = config.read_text()
+    assert 'name = "Test Nomic"' in text and "\nid =" not in text
+    assert cli("init", config).returncode == 0
+    config.write_text(text.replace('name = "Test Nomic"', 'name = "Test Nomic League"'))
+    lost = cli("status", config)  # the default id follows the name: the game is not found ...
+    assert lost.returncode != 0
+    assert "id 'test-nomic' ('Test Nomic')" in lost.stderr  # ... and the message says which
+    assert 'id = "test-nomic"' in lost.stderr
+    config.write_text(
+        text.replace('name = "Test Nomic"', 'name = "Test Nomic League"\nid = "test-nomic"')
+    )
+    found = cli("status", config)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("Test Nomic League at ")
+    store = Store(load_settings(config).database_url)
+    try:
+        assert store.games() == [("test-nomic", "Test Nomic League")]
+    finally:
+        store.close()
+    (tmp_path / "maildir" / "new" / "1.mail").write_bytes(mail(BOB, "STATUS"))
+    ran = cli("run", "--once", config)  # a reply decided now carries the new name
+    assert ran.returncode == 0, ran.stderr
+    replies = [
+        path.read_bytes()
+        for path in (tmp_path / "sent" / "new").iterdir()
+        if b"In-Reply-To: <test-" in path.read_bytes()
+    ]
+    assert len(replies) == 1
+    head = replies[0].split(b"\r\n\r\n")[0]
+    assert b"From: Test Nomic League <referee@nomic.example>" in head
+    assert b"Message-ID: <test-nomic." in head
+
+
+def test_the_migration_gives_each_old_game_its_key(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    store = Store(f"sqlite:///{tmp_path / 'old.db'}")
+    try:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with store.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0003")
+            for name in ("Nomic of the King", "Nomic of the King!"):  # the same slug twice
+                connection.execute(
+                    sa.text(
+                        "INSERT INTO games (name, address, language, created_at, initial_state,"
+                        " state, snapshot_seq, events) VALUES (:n, 'a@b.cd', 'en', :t, '{}',"
+                        " '{}', 0, 0)"
+                    ),
+                    {"n": name, "t": T0},
+                )
+        store.create_schema()
+        assert store.games() == [
+            ("nomic-of-the-king", "Nomic of the King"),
+            ("nomic-of-the-king-2", "Nomic of the King!"),
+        ]
+        assert store.game_id("nomic-of-the-king-2") == 2
+    finally:
+        store.close()
+
+
+def test_init_warns_about_example_addresses(tmp_path: Path) -> None:
+    config = tmp_path / "game.toml"
+    assert cli("init", "--write-config", config).returncode == 0
+    done = cli("init", config)
+    assert done.returncode == 0, done.stderr
+    assert "warning" in done.stderr and "ada@example.org" in done.stderr
+    assert "referee@nomic.example" in done.stderr
+    real = tmp_path / "real"
+    real.mkdir()
+    text = config.read_text()
+    for old, new in (
+        ("referee@nomic.example", "referee@club.it"),
+        ("@example.org", "@club.it"),
+    ):
+        text = text.replace(old, new)
+    (real / "game.toml").write_text(text)
+    done = cli("init", real / "game.toml")
+    assert done.returncode == 0 and done.stderr == ""
+
+
+def test_the_starter_config_carries_auth_and_a_stable_id(tmp_path: Path) -> None:
+    text = starter_config("Nomic of the King")
+    assert 'id = "nomic-of-the-king"' in text
+    assert "# [auth]" in text and "doctor" in text
+    lines = []  # the operator uncomments the [auth] lines: a valid config that uses them
+    in_auth = False
+    for line in text.splitlines():
+        if line.startswith("# [auth]"):
+            in_auth = True
+        lines.append(line[2:] if in_auth and line.startswith("# ") else line)
+    path = tmp_path / "game.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    settings = load_settings(path)
+    assert settings.auth.trusted_authserv_id == ("mx.example.org",)
+    assert settings.auth.required and settings.game.key == "nomic-of-the-king"
+
+
+def test_no_library_chatter_at_start(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    done = cli("run", "--once", "-v", config)
+    assert done.returncode == 0, done.stderr
+    assert "referee" in done.stderr  # -v: the referee's own INFO lines are there ...
+    assert "alembic" not in done.stderr and "Context impl" not in done.stderr  # ... no others
