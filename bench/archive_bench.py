@@ -46,6 +46,7 @@ from referee.archive.site import build_site
 from referee.archive.writer import ArchiveWriter
 from referee.config import load_settings
 from referee.core import view
+from referee.core.mechanics import citations
 from referee.core.model import GameState, Player, Rule
 
 START = datetime(2020, 1, 1, 9, 0, tzinfo=UTC)
@@ -327,7 +328,11 @@ def mail_text_for(h: History) -> Callable[[Any, str], str]:
             )
             state = GameState(h.name, h.language, h.started_at, players, "p0@example.org", rules)
             cache.clear()
-            data = {"changes": {"rules": [], "scores": []}, **view.ruleset_data(state)}
+            data = {
+                "changes": {"rules": [], "scores": []},
+                **view.ruleset_data(state),
+                "cites": citations(state),
+            }
             cache[key] = render(data, "ruleset")
         return cache[key]
 

@@ -301,8 +301,10 @@ def run(
     from referee.runner import database_down
 
     stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
-    logging.getLogger().setLevel(logging.INFO if verbose or not once else logging.WARNING)
+    from referee.logs import configure
+
     every = [settings_from(path) for path in config]
+    configure(every[0].log, verbose, once)
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
@@ -365,6 +367,20 @@ def status(
     config: ConfigArg,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
     now: Annotated[str | None, typer.Option(help="show the game as at this ISO 8601 time")] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="exit 1, one line per problem, when the outbox is stuck, mail is quarantined "
+            "or undeliverable, or no process has read the inbox for too long",
+        ),
+    ] = False,
+    stuck_minutes: Annotated[
+        int, typer.Option(help="--check: the oldest waiting mail may be this old")
+    ] = 60,
+    unread_minutes: Annotated[
+        int, typer.Option(help="--check: the game may be without a run process this long")
+    ] = 15,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
     from referee.core import view
@@ -376,6 +392,9 @@ def status(
     try:
         with answers(settings, "cannot read the game's store"):
             referee = Referee.open(store, settings)
+            if check:
+                _check_health(store, referee.game_id, moment, stuck_minutes, unread_minutes)
+                return
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
             data["mail"]["delivery"] = _delivery(settings)
@@ -428,6 +447,54 @@ def migrate(config: ConfigArg) -> None:
             )
     finally:
         store.close()
+
+
+@app.command()
+def backup(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="the backup to write (a new SQLite file)")],
+) -> None:
+    """Back up the game's database into one file, while the service runs (SQLite or PostgreSQL)."""
+    from referee.store.backup import backup as take_backup
+
+    settings = settings_from(config, secrets=False)
+    existing_store(settings).close()  # never creates a database
+    with answers(settings, "backup"):
+        copied = take_backup(settings.database_url, file)
+        typer.echo(
+            f"backed up {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) to {file}"
+        )
+
+
+@app.command()
+def restore(
+    config: ConfigArg,
+    file: Annotated[Path, typer.Argument(help="a file written by nomic-referee backup")],
+) -> None:
+    """Restore a backup into the config's database, which must hold no game."""
+    from referee.store.backup import restore as put_back
+
+    settings = settings_from(config, secrets=False)
+    with answers(settings, "restore"):
+        copied = put_back(file, settings.database_url)
+        typer.echo(
+            f"restored {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) from "
+            f"{file}; the next run reads the inbox again (mail already applied is only moved) "
+            "and sends what was waiting"
+        )
+
+
+def _check_health(store: Store, game_id: int, now: datetime, stuck: int, unread: int) -> None:
+    from datetime import timedelta
+
+    from referee.health import check
+
+    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread))
+    for problem in health.problems:
+        typer.echo(f"FAIL {problem}")
+    if health.problems:
+        raise typer.Exit(1)
+    typer.echo("OK   outbox moving, nothing quarantined or undeliverable, the inbox is read")
 
 
 def _replaceable(path: Path) -> bool:
@@ -830,8 +897,9 @@ def main() -> None:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for chatty in ("apscheduler", "alembic", "aioimaplib", "aiosmtplib", "mail.log"):
-        logging.getLogger(chatty).setLevel(logging.WARNING)  # libraries' INFO lines are noise
+    from referee.logs import quiet_libraries
+
+    quiet_libraries()  # libraries' INFO lines are noise
     if len(sys.argv) <= 1:
         sys.argv.append("--help")
     try:

@@ -97,6 +97,22 @@ class AuthConfig:
 
 
 @dataclass(frozen=True)
+class LogConfig:
+    """How `run` logs: the level, and text lines or JSON lines (one object a line)."""
+
+    level: str = "info"  # debug | info | warning | error
+    format: str = "text"  # text | json
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """Prometheus metrics of `run` on http://address:port/metrics; port 0: none."""
+
+    port: int = 0
+    address: str = "127.0.0.1"
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -125,6 +141,8 @@ class Settings:
     folder: Path
     limits: LimitsConfig = LimitsConfig()
     sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
+    log: LogConfig = LogConfig()
+    metrics: MetricsConfig = MetricsConfig()
 
     @property
     def king(self) -> PlayerConfig:
@@ -141,6 +159,8 @@ _SECTIONS = {
     "maildir",
     "auth",
     "limits",
+    "log",
+    "metrics",
 }
 
 
@@ -238,7 +258,28 @@ def _load(path: Path, secrets: bool) -> Settings:
         folder=folder,
         limits=_limits(data),
         sent=_maildir(data, folder, "sent"),
+        log=_log(data),
+        metrics=_metrics(data),
     )
+
+
+def _metrics(data: dict[str, Any]) -> MetricsConfig:
+    t = _table(data, "metrics", {"port", "address"}, "metrics")
+    port = _int(t, "port", "metrics", 0)
+    if not 0 <= port <= 65535:
+        raise ConfigError("[metrics] port must be between 1 and 65535 (0: no metrics)")
+    return MetricsConfig(port, _str(t, "address", "metrics", "127.0.0.1"))
+
+
+def _log(data: dict[str, Any]) -> LogConfig:
+    t = _table(data, "log", {"level", "format"}, "log")
+    level = _str(t, "level", "log", "info").lower()
+    if level not in ("debug", "info", "warning", "error"):
+        raise ConfigError("[log] level must be 'debug', 'info', 'warning' or 'error'")
+    form = _str(t, "format", "log", "text").lower()
+    if form not in ("text", "json"):
+        raise ConfigError("[log] format must be 'text' or 'json'")
+    return LogConfig(level, form)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -23,6 +23,7 @@ from typing import Any
 
 from referee import importer
 from referee.core import labels, params
+from referee.core.mechanics import Mechanic
 from referee.core.model import GameState, HistoryEntry, Rule
 from referee.resources import data_folder
 
@@ -37,6 +38,10 @@ class Ruleset:
     language: str
     rules: tuple[Rule, ...]
     source: str
+    # `[mechanics]` and `house_mechanics` of ruleset.toml (`referee.core.mechanics`): which
+    # rules carry which mechanic, and which mechanics run though no rule carries them.
+    carriers: tuple[tuple[str, int], ...] = ()
+    house_mechanics: tuple[str, ...] = ()
 
     def at(self, started: datetime) -> tuple[Rule, ...]:
         """The rules with their first history entry, dated at the game's start (101)."""
@@ -155,6 +160,8 @@ _INDEX_KEYS = {
     "immutable",
     "carry",
     "headings",
+    "mechanics",
+    "house_mechanics",
 }
 
 
@@ -181,14 +188,49 @@ def load_folder(folder: Path, house: Mapping[str, str] | None = None) -> Ruleset
     # A rule file that does not say is mutable unless ruleset.toml lists it (102).
     rules = [parse_rule_file(p, mutable_default=True) for p in sorted(folder.glob("*.md"))]
     rules = _apply_options(index.name, rules, listed, meta.get("carry", {}), house or {})
+    carriers, house_mechanics = _mechanics(index.name, rules, meta)
     return _checked(
         Ruleset(
             name=str(meta.get("name", folder.name)),
             language=str(meta.get("language", "")),
             rules=tuple(sorted(rules, key=lambda r: r.number)),
             source=str(folder),
+            carriers=carriers,
+            house_mechanics=house_mechanics,
         )
     )
+
+
+def _mechanics(
+    where: str, rules: list[Rule], meta: Mapping[str, Any]
+) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """ruleset.toml's `[mechanics]` (a mechanic = a rule, or a list of rules, that carry it)
+    and `house_mechanics` (those that run though no rule carries them). A ruleset that says
+    neither is read as the seed: each mechanic carried by the rule of the seed's number."""
+    names = {m.value for m in Mechanic}
+    table = meta.get("mechanics", {})
+    house = meta.get("house_mechanics", [])
+    if not isinstance(table, dict):
+        raise RulesetError(f"{where}: [mechanics] must be a table")
+    if not isinstance(house, list) or not all(isinstance(h, str) for h in house):
+        raise RulesetError(f"{where}: house_mechanics must be a list of mechanic names")
+    carriers: list[tuple[str, int]] = []
+    for name, refs in table.items():
+        if name not in names:
+            raise RulesetError(
+                f"{where} [mechanics]: unknown mechanic {name!r} ({', '.join(sorted(names))})"
+            )
+        for ref in refs if isinstance(refs, list) else [refs]:
+            at = _find(f"{where} [mechanics] {name}", rules, ref)
+            carriers.append((name, rules[at].identity))
+    for name in house:
+        if name not in names:
+            raise RulesetError(f"{where} house_mechanics: unknown mechanic {name!r}")
+    if (table or house) and not carriers:
+        # Declared, but no rule carries anything: keep the declaration (an empty tuple would
+        # read as the seed's default).
+        carriers.append(("", 0))
+    return tuple(carriers), tuple(house)
 
 
 def _find(where: str, rules: list[Rule], ref: str | int) -> int:

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from sqlalchemy.exc import SQLAlchemyError
 
-from referee import stopping
+from referee import metrics, stopping
 from referee.archive import Keeper
 from referee.config import Settings
 from referee.core import engine
@@ -130,7 +130,8 @@ class Service:
 
     def process(self, raw: bytes, at: datetime, size: int | None = None) -> None:
         """Apply one message; raises when it fails, so the inbox sets it aside."""
-        self.referee.receive(raw, at, size)
+        receipt = self.referee.receive(raw, at, size)
+        metrics.mail_in(self.settings.game.key, receipt)
 
     def when(self, delivered: datetime | None, now: datetime) -> datetime:
         """The time a mail is applied at (one clock per run, docs/operations.md): when it was
@@ -302,6 +303,7 @@ class Service:
         summary.sent += tally.sent
         summary.deferred += tally.deferred
         summary.undeliverable += tally.failed
+        metrics.mails_out(self.settings.game.key, tally.sent, tally.deferred, tally.failed)
 
     async def _drain_imap_once(self, summary: Summary, moment: datetime) -> int:
         assert self.settings.imap is not None
@@ -553,6 +555,7 @@ class Service:
             except (LostGame, DatabaseDown):
                 raise
             except (ImapError, OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                metrics.reconnected(self.settings.game.key)
                 log.warning(
                     "IMAP connection lost (%s: %s); reconnecting in %.0f s",
                     exc.__class__.__name__,
@@ -653,6 +656,9 @@ class Worker:
             unguarded = auth_warning(service.settings)
             if unguarded:
                 log.warning(unguarded)
+        watched = self.services[0].settings.metrics if self.services else None
+        if watched is not None and watched.port:
+            metrics.serve(watched.port, watched.address, self.services)
         log.info("referee running: %s", ", ".join(repr(s.name) for s in self.services))
         failure: BaseException | None = None
         try:

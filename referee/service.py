@@ -16,7 +16,7 @@ from typing import Any
 
 from referee import __version__, rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import chain, codec, engine, outcomes
+from referee.core import chain, codec, engine, mechanics, outcomes
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -25,13 +25,14 @@ from referee.core.model import GameState, Player
 from referee.core.step import DAY
 from referee.core.threads import ThreadKind
 from referee.mail import intake, outgoing
-from referee.mail.auth import DnsLookup, authenticate
+from referee.mail.auth import DnsLookup
 from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
 from referee.mail.debate import debate_thread, leftover
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
+from referee.screen import Answer, Intake, Verdict, screen
 from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
@@ -73,6 +74,8 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         king=settings.king.email,
         rules=rules,
         house_parameters=settings.parameters,
+        carriers=ruleset.carriers,
+        house_mechanics=ruleset.house_mechanics,
     )
     rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
     return state
@@ -262,7 +265,7 @@ class Referee:
             if work.seen(mail):
                 receipt = Receipt(mail.message_id, InboundStatus.DUPLICATE)
             else:
-                receipt, state = self._handle(work, mail, raw, at, state)
+                receipt, state = self._handle(work, mail, raw, at, state, oversized)
                 work.save_state(state)
             made = self._chain(work, "mail", at, raw, state)
         self.link, self.head = made
@@ -283,41 +286,20 @@ class Referee:
         return receipt
 
     def _handle(
-        self, work: UnitOfWork, mail: InboundMail, raw: bytes, at: datetime, state: GameState
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        raw: bytes,
+        at: datetime,
+        state: GameState,
+        oversized: bool,
     ) -> tuple[Receipt, GameState]:
         limits = self.settings.limits
-        if mail.bounce or mail.automatic or mail.sender == self.settings.game.address:
-            work.record_inbound(mail, at, InboundStatus.IGNORED, "automatic")
-            return Receipt(mail.message_id, InboundStatus.IGNORED), state
-        if not mail.sender:  # no one to answer, and no one to obey
-            log.warning(
-                "mail %s has no single sender: %s", _shown(mail.message_id), mail.sender_problem
-            )
-            work.record_inbound(
-                mail, at, InboundStatus.REFUSED, f"{Reason.NO_SINGLE_SENDER}: {mail.sender_problem}"
-            )
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
-        player = state.player(mail.sender)
-        if player is None:
-            work.record_inbound(mail, at, InboundStatus.STRANGER)
-            sent = 0
-            day = at.date().isoformat()
-            if work.first_note_today(mail.sender, day, limits.stranger_notes_per_day):
-                sent = self._reply_stranger(work, mail, at, state)
-            return Receipt(mail.message_id, InboundStatus.STRANGER, sent=sent), state
+        intake = Intake(mail, raw, at, state, self.settings, self.dns, oversized)
+        verdict = screen(intake, work)
+        if verdict is not None:
+            return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
-        over = _daily(today, limits)
-        if over is not None:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.DAILY_LIMIT.value)
-            if today.mails > limits.mails_per_day:  # told once already: silence till tomorrow
-                return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
-            sent = self._reply(work, mail, at, state, [_item("", over)])
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
-        refusal = self._screen(mail, raw)
-        if refusal is not None:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code)
-            sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
@@ -395,27 +377,30 @@ class Referee:
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
-    def _screen(self, mail: InboundMail, raw: bytes) -> Outcome | None:
-        """A player's mail that cannot be read or believed gets only a refusal."""
-        limit = self.settings.game.max_mail_bytes
-        if mail.size > limit:
-            return Outcome(outcomes.TooLarge(limit=f"{limit // 1_000_000} MB"))
-        if mail.duplicated:
-            headers = ", ".join(mail.duplicated)
-            return Outcome(outcomes.DuplicateHeader(headers=headers))
-        verdict = authenticate(raw, mail.sender, self.settings.auth, self.dns)
-        if not verdict.ok:
+    def _refuse(self, work: UnitOfWork, intake: Intake, verdict: Verdict) -> Receipt:
+        """Record a mail the screening stopped, and answer it as the check says."""
+        mail, at = intake.mail, intake.at
+        work.record_inbound(mail, at, verdict.status, verdict.note)
+        if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
-                "mail %s claiming to be from %s not authenticated: %s",
+                "mail %s claiming to be from %s stopped by %s: %s",
                 _shown(mail.message_id),
-                redact(mail.sender),
-                verdict.why,
+                redact(mail.sender) if mail.sender else "nobody",
+                verdict.check,
+                _shown(verdict.why or verdict.note),
             )
-            return Outcome(outcomes.NotAuthenticated(why=verdict.why))
-        longest = self.settings.limits.max_body_chars
-        if len(mail.body) > longest:
-            return Outcome(outcomes.TooLong(length=f"{len(mail.body):,}", limit=f"{longest:,}"))
-        return None
+        sent = 0
+        day = at.date().isoformat()
+        notes = self.settings.limits.stranger_notes_per_day
+        if verdict.answer is Answer.REPLY and verdict.outcome is not None:
+            sent = self._reply(work, mail, at, intake.state, [_item("", verdict.outcome)])
+        elif verdict.answer is Answer.STRANGER:
+            if work.first_note_today(mail.sender, day, notes):
+                sent = self._note(work, mail, at, "stranger")
+        elif verdict.answer is Answer.NOTE and work.first_note_today(mail.sender, day, notes):
+            sent = self._note(work, mail, at, "unbelieved")
+        refused = 0 if verdict.status in (InboundStatus.IGNORED, InboundStatus.STRANGER) else 1
+        return Receipt(mail.message_id, verdict.status, 0, refused, sent)
 
     def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
         """The command lines of the referee's own mail in the thread this mail answers."""
@@ -494,7 +479,13 @@ class Referee:
         player = state.player(mail.sender)
         name = player.name if player else mail.sender_name
         rendered = self.renderer.render(
-            "reply", {"items": items, "subject": reply_subject(mail.subject), "name": name}
+            "reply",
+            {
+                "items": items,
+                "subject": reply_subject(mail.subject),
+                "name": name,
+                "cites": mechanics.citations(state),
+            },
         )
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
@@ -514,29 +505,29 @@ class Referee:
         )
         return 1
 
-    def _reply_stranger(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, state: GameState
-    ) -> int:
+    def _note(self, work: UnitOfWork, mail: InboundMail, at: datetime, kind: str) -> int:
+        """The short note to someone whose mail is not obeyed: a stranger, or mail in a
+        player's name that was not shown to come from him. It names nothing of the mail it
+        answers (no subject, no text), so it cannot carry a forger's words to anyone."""
         self.queued += 1
         if not self.render:
             return 1
-        rendered = self.renderer.render("stranger", {"subject": reply_subject(mail.subject)})
+        limit = self.settings.game.max_mail_bytes
+        rendered = self.renderer.render(kind, {"subject": "", "limit": f"{limit // 1_000_000} MB"})
         envelope = outgoing.Envelope(
             game=self.settings.game.name,
             address=self.settings.game.address,
             recipient=mail.sender,
             recipient_name="",
             message_id=outgoing.message_id(
-                self.settings.game.key, self.settings.game.address, "stranger", mail.dedupe_key
+                self.settings.game.key, self.settings.game.address, kind, mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
-            in_reply_to=mail.thread_id,
-            references=(mail.thread_id,),
+            in_reply_to="",  # not even its Message-ID goes back: a forger chooses that too
+            references=(),
         )
-        work.enqueue(
-            envelope.message_id, mail.sender, "stranger", outgoing.build(rendered, envelope), at
-        )
+        work.enqueue(envelope.message_id, mail.sender, kind, outgoing.build(rendered, envelope), at)
         return 1
 
     def _emit(
@@ -672,15 +663,6 @@ def echoes_where(mail: InboundMail, settings: Settings) -> str:
     slug, domain = game.key, outgoing.domain_of(game.address)
     thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
     return thread.replace("-", " ") if thread else "the game's texts"
-
-
-def _daily(today: SenderDay, limits: LimitsConfig) -> Outcome | None:
-    """The refusal when a sender has used up the day's mail or commands, else None."""
-    if today.mails >= limits.mails_per_day:
-        return Outcome(outcomes.DailyLimit(what="mails", limit=limits.mails_per_day))
-    if today.commands >= limits.commands_per_day:
-        return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
-    return None
 
 
 _OPENS_APPEAL = ("appeal", "accuse")

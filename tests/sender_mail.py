@@ -14,6 +14,7 @@ from itertools import count
 from pathlib import Path
 
 import dkim
+from sqlalchemy import text
 
 from referee.config import AuthConfig, Settings
 from referee.service import Referee
@@ -126,3 +127,19 @@ def reply_text(referee: Referee) -> str:
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
     return datetime(year, month, day, hour, minute, tzinfo=UTC)
+
+
+def refusal_text(referee: Referee) -> str:
+    """Why the last refused mail was refused: the `inbound` record the operator reads. The note
+    mailed to the named sender says none of it (it would carry a forger's words)."""
+    with referee.store.engine.connect() as connection:
+        row = connection.execute(
+            text("SELECT note FROM inbound WHERE game_id = :g ORDER BY id DESC LIMIT 1"),
+            {"g": referee.game_id},
+        ).one()
+    notes = outbox(referee, "unbelieved")
+    assert notes, "no note was queued"
+    said = notes[-1].get_body(("plain",))
+    assert said is not None
+    assert "could not be shown to come from you" in " ".join(str(said.get_content()).split())
+    return str(row[0])

@@ -94,7 +94,8 @@ def test_every_version_every_proposal_every_ruling(tmp_path: Path) -> None:
     short = (tmp_path / "a" / "ruleset.txt").read_text(encoding="utf-8")
     assert "Highest proposal: 307" in short and "Rules in force: 33 (16 immutable" in short
     assert "  304 [M] Winning" in short
-    assert "The ruleset and scores, updated" in short  # the mail's own words follow
+    # the mail's own words follow: the last change to the rules, as its subject said it
+    assert "Proposal 307 adopted: rule 307 enacted; scores: Bob Rossi +10" in short
     full = (tmp_path / "a" / "ruleset-full.md").read_text(encoding="utf-8")
     assert "Amended(1) by Proposal 301 'The first player to reach 25" in full
 
@@ -268,7 +269,7 @@ def test_the_italian_archive_speaks_italian(tmp_path: Path) -> None:
     full = (tmp_path / "a" / "ruleset-full.md").read_text(encoding="utf-8")
     assert "regolamento completo" in full and "Emendata(1) dalla proposta 301" in full
     short = (tmp_path / "a" / "ruleset.txt").read_text(encoding="utf-8")
-    assert "Regole in vigore:" in short and "Regolamento e punteggi aggiornati" in short
+    assert "Regole in vigore:" in short and "Proposta 307 adottata: regola 307" in short
 
 
 def test_the_benchmark_history_is_one_the_checker_accepts(tmp_path: Path) -> None:

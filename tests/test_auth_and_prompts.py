@@ -16,6 +16,7 @@ from referee.core.model import Phase
 from referee.service import Referee
 from referee.store.store import Store
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail
+from tests.sender_mail import refusal_text
 from tests.test_service import plain, sent
 
 
@@ -38,7 +39,11 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
 
 def signed(raw: bytes, private: bytes, domain: bytes = b"example.org") -> bytes:
     signature: bytes = dkim.sign(
-        raw, b"sel", domain, private, include_headers=[b"from", b"subject", b"date", b"message-id"]
+        raw,
+        b"sel",
+        domain,
+        private,
+        include_headers=[b"from", b"to", b"subject", b"date", b"message-id"],
     )
     return signature + raw
 
@@ -85,8 +90,9 @@ def test_a_forged_sender_is_refused_and_told_why(
     receipt = guarded.receive(raw, T0 + DAY / 24)
     assert receipt.status == "refused"
     assert guarded.state.current_proposal is None  # nothing obeyed
-    text = plain(sent(guarded, "reply")[-1])
-    assert "could not be authenticated" in text and why in text
+    assert why in refusal_text(guarded)  # the operator's record says why
+    note = plain(sent(guarded, "unbelieved")[-1])
+    assert "Be kind" not in note and "PROPOSE" not in note and why not in note
 
 
 def test_a_trusted_servers_results_are_believed_and_no_one_elses(guarded: Referee) -> None:

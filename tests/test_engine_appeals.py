@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from referee.core.events import (
+    EVERYONE,
     Accuse,
     Agree,
     Award,
@@ -95,8 +96,9 @@ def test_an_upheld_accusation_deposes_the_king_who_crowns_a_successor() -> None:
     assert game.do(Crown(ADA, "Ada")).code == "cannot_crown_self"
     assert game.do(Crown(ADA, "Rossi")).ok
     assert game.state.king == BOB and game.state.deposed is None  # 214: one King
-    scores = [n for n in game.notices("ruleset")]
-    assert scores  # the new scores went to everyone (205)
+    scores = game.notices("scores")
+    assert scores and scores[-1].to == EVERYONE  # the new scores went to everyone (205)
+    assert not game.notices("ruleset")  # the rules did not change: no ruleset again
 
 
 def test_a_dismissed_accusation_changes_nothing() -> None:
@@ -117,4 +119,4 @@ def test_a_ruling_that_play_cannot_continue_ends_the_game_under_215() -> None:
     game.do(Agree(ADA, "A1", True))
     game.do(Agree(CARLA, "A1", True))
     assert game.state.over and game.state.winner == BOB
-    assert game.notices("winner")[-1].data["rule"] == "215"
+    assert game.notices("winner")[-1].data["rule"] == "impossible"

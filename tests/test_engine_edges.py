@@ -164,7 +164,7 @@ def test_an_appeal_is_judged_by_the_king_in_office_after_a_deposition(game: Refe
     send(game, clock, BOB, "AGREE A2")
     send(game, clock, CARLA, "AGREE A2")
     assert game.state.deposed == ADA
-    assert "Only the judge of A1" in send(game, clock, ADA, "RULING A1\nYes.\nEND")
+    assert "A1 has no judge yet" in send(game, clock, ADA, "RULING A1\nYes.\nEND")
     send(game, clock, ADA, "CROWN Carla")
     assert "Only the judge of A1 (Carla De Santis)" in send(
         game, clock, ADA, "RULING A1\nYes.\nEND"
@@ -182,7 +182,7 @@ def test_when_the_king_quits_his_successor_judges_or_names_a_champion(game: Refe
     prompts = sent(game, "champion_prompt")
     assert prompts and prompts[-1]["To"].addresses[0].addr_spec == BOB  # A1 is Bob's own
     assert "Done." in send(game, clock, BOB, "RULING A2\nYes, Carla.\nEND")
-    assert "Only the judge of A1" in send(game, clock, BOB, "RULING A1\nYes, me.\nEND")
+    assert "A1 has no judge yet" in send(game, clock, BOB, "RULING A1\nYes, me.\nEND")
     assert "Done." in send(game, clock, BOB, "CHAMPION A1 Carla")
     assert "Done." in send(game, clock, CARLA, "RULING A1\nYes, Bob.\nEND")
 
@@ -346,19 +346,63 @@ def to(message: EmailMessage) -> str:
 
 @pytest.mark.parametrize("language", ["en", "it"])
 def test_one_ruleset_mail_per_change_saying_what_changed(language: str, tmp_path: Path) -> None:
-    """205: one ruleset-and-scores mail per change, opening with the change; 206 named."""
+    """205: after every change the records go out, opening with the change, in one thread; the
+    full ruleset only when the rules changed, the scores alone when only they did; 206 named."""
     messages = replayed(language, tmp_path)
-    ruleset = "ruleset and scores" if language == "en" else "Regolamento e punteggi"
-    rulesets = [m for m in messages if ruleset in str(m["Subject"])]
+    en = language == "en"
+    root = f"<{'nomic-of-the-king' if en else 'nomic-del-re'}.ruleset@nomic.example>"
+    threaded = [m for m in messages if str(m["In-Reply-To"]) == root]
+    in_force = "The rules in force" if en else "Le regole in vigore"
+    rulesets = [m for m in threaded if in_force in text(m)]
     stamps = [(to(m), str(m["Date"])) for m in rulesets]
     assert rulesets and len(stamps) == len(set(stamps))  # never two in one step
-    opening = "What changed" if language == "en" else "Che cosa è cambiato"
-    assert all(opening in text(m) for m in rulesets)
+    assert all(root in str(m["References"]) for m in threaded)
+    # the opening mail starts the thread, then one full ruleset per rule change, never another
+    begins = "The game begins" if en else "Il gioco comincia"
+    assert str(threaded[0]["Subject"]).endswith(begins)
+    changed = [m for m in rulesets if not str(m["Subject"]).endswith(begins)]
+    assert {str(m["Subject"]).split("] ", 1)[1] for m in changed} == (
+        {
+            "Proposal 301 adopted: rule 209 amended, now 301",
+            "Proposal 303 adopted: rule 116 transmuted, now 303",
+            "Proposal 304 adopted: rule 301 given an amendment, now 304",
+            "Rule 204: majority voting from now; scores: Bob Rossi +9",
+            "Proposal 306 adopted: rule 210 amended, now 306",
+            "Proposal 307 adopted: rule 307 enacted; scores: Bob Rossi +10",
+        }
+        if en
+        else {
+            "Proposta 301 adottata: regola 209 emendata, ora 301",
+            "Proposta 303 adottata: regola 116 trasmutata, ora 303",
+            "Proposta 304 adottata: regola 301 con un nuovo emendamento, ora 304",
+            "Regola 204: d'ora in poi basta la maggioranza; punteggi: Bob Rossi +9",
+            "Proposta 306 adottata: regola 210 emendata, ora 306",
+            "Proposta 307 adottata: regola 307 promulgata; punteggi: Bob Rossi +10",
+        }
+    )
+    what = "What changed" if en else "Che cosa è cambiato"
+    assert all(what in text(m) for m in changed)
+    # a change of scores alone: the scores and what changed, in the mail of the next turn
+    turns = [m for m in messages if ("scores:" if en else "punteggi:") in str(m["Subject"])]
+    award = next(m for m in turns if "Ada Lovelace +6" in str(m["Subject"]))
+    assert what in text(award) and in_force not in text(award)
+    assert len(text(award)) < len(text(rulesets[0])) / 5
     last = next(m for m in reversed(rulesets) if to(m) == BOB)
     bonus = (
         "the dissent bonus (rule 206)" if language == "en" else "premio al dissenso (regola 206)"
     )
     assert f"Bob Rossi: +10 points, {bonus}" in text(last).replace("punti", "points")
+    # every example names a mutable rule in force, under its number now
+    examples = [
+        text(m).split("PROPOSE AMEND " if en else "PROPONGO EMENDARE ")[1].split()[0].strip(",")
+        for m in messages
+        if to(m) == BOB and ("It is" in str(m["Subject"]) or "È il turno" in str(m["Subject"]))
+    ]
+    assert examples
+    for number in examples:  # a mutable rule of the last ruleset mail
+        rule = f"Rule {number} " if en else f"Regola {number} "
+        section = text(rulesets[-1]).split(rule, 1)[1][:400]
+        assert ("Mutable." if en else "Mutabile.") in section, number
     result_307 = next(
         m
         for m in messages

@@ -233,3 +233,87 @@ def test_no_library_chatter_at_start(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "referee" in done.stderr  # -v: the referee's own INFO lines are there ...
     assert "alembic" not in done.stderr and "Context impl" not in done.stderr  # ... no others
+
+
+def test_status_check_for_monitors(tmp_path: Path) -> None:
+    from tests.test_hostile import nested
+
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    start = "2026-12-01T09:00:00+00:00"
+    later = "2026-12-01T11:00:00+00:00"
+    stuck = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert stuck.returncode == 1 and stuck.stdout.startswith("FAIL outbox stuck")
+    assert "6 waiting" in stuck.stdout
+    assert cli("run", "--once", "--now", start, config).returncode == 0
+    healthy = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert healthy.returncode == 0 and healthy.stdout.startswith("OK"), healthy.stdout
+    unread = cli("status", "--check", "--now", later, config)  # no `run` process holds it
+    assert unread.returncode == 1 and "the inbox is not read" in unread.stdout
+    (tmp_path / "maildir" / "new" / "1.deep").write_bytes(nested(2000))
+    assert cli("run", "--once", "--now", later, config).returncode != 0  # set aside
+    quarantined = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
+    assert quarantined.returncode == 1
+    assert quarantined.stdout.startswith("FAIL 1 mail(s) in quarantine")
+
+
+def test_json_log_lines_at_the_configured_level(tmp_path: Path) -> None:
+    import json
+
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    config.write_text(config.read_text() + '\n[log]\nlevel = "info"\nformat = "json"\n')
+    (tmp_path / "maildir" / "new" / "1.mail").write_bytes(mail(BOB, "STATUS"))
+    done = cli("run", "--once", "-v", config)
+    assert done.returncode == 0, done.stderr
+    items = [json.loads(line) for line in done.stderr.splitlines()]  # each line is JSON
+    assert items and {"time", "level", "logger", "message"} <= set(items[0])
+    assert any(i["logger"].startswith("referee") and i["level"] == "info" for i in items)
+    assert not [i for i in items if not i["logger"].startswith("referee")]
+    config.write_text(config.read_text().replace('format = "json"', 'format = "yaml"'))
+    bad = cli("status", config)
+    assert bad.returncode == 2 and "[log] format must be 'text' or 'json'" in bad.stderr
+
+
+def test_metrics_on_their_port(tmp_path: Path) -> None:
+    import signal
+    import time
+    import urllib.request
+
+    from tests.mailstack import free_port
+
+    config = write_config(tmp_path)
+    port = free_port()
+    config.write_text(config.read_text() + f"\n[metrics]\nport = {port}\n")
+    assert cli("init", config).returncode == 0
+    (tmp_path / "maildir" / "new" / "1.mail").write_bytes(mail(BOB, "STATUS\nFROB 7"))
+    service = subprocess.Popen(
+        [sys.executable, "-m", "referee", "run", str(config)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    page = ""
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    page = r.read().decode()
+            except OSError:
+                page = ""
+            if 'nomic_mails_in_total{game="test-nomic",status="processed"} 1.0' in page and (
+                'nomic_mails_out_total{game="test-nomic",result="sent"}' in page
+            ):
+                break
+            time.sleep(0.5)
+    finally:
+        service.send_signal(signal.SIGTERM)
+        service.wait(60)
+    assert 'nomic_mails_in_total{game="test-nomic",status="processed"} 1.0' in page, page
+    assert 'nomic_commands_total{game="test-nomic",outcome="obeyed"}' in page
+    assert 'nomic_mails_out_total{game="test-nomic",result="sent"}' in page
+    assert 'nomic_outbox_depth{game="test-nomic"}' in page
+    assert 'nomic_quarantined_mails{game="test-nomic"} 0.0' in page
+    assert 'nomic_deadline_lag_seconds{game="test-nomic"}' in page
+    assert "nomic_outbox_oldest_seconds" in page

@@ -127,6 +127,7 @@ def _template_words(language: str) -> set[str]:
         source = re.sub(r"(?s)\{#.*?#\}", " ", source)
         # Names the templates compare values with, or look up, are the game's keys, not words.
         source = re.sub(r"(word|get)\(\s*[\"'][^\"']*[\"']\s*\)", " ", source)
+        source = re.sub(r"cite\([^)]*\)", " ", source)  # the mechanics a mail cites
         source = re.sub(r"(==|!=)\s*\"[^\"]*\"|\bin \([^)]*\)", " ", source)
         literal = " ".join(
             re.findall(

@@ -97,7 +97,8 @@ def test_the_winner_mail_cites_the_winning_rule_by_its_current_number(
     winners = [body for subject, body in mails if subject.endswith(title)]
     assert winners
     text = " ".join(winners[0].split())
-    assert f"27 {'points' if language == 'en' else 'punti'} ({word} 304)" in text
+    formerly = {"en": "formerly", "it": "già"}[language]
+    assert f"27 {'points' if language == 'en' else 'punti'} ({word} 304, {formerly} 209)" in text
     assert f"({word} 209)" not in text
 
 

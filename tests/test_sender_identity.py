@@ -29,7 +29,7 @@ from tests.sender_mail import (
     make_key,
     outbox,
     raw_mail,
-    reply_text,
+    refusal_text,
     sign,
 )
 
@@ -124,7 +124,7 @@ def test_a_forged_pass_below_the_servers_none_is_ignored(guarded: Referee) -> No
     )
     assert guarded.receive(forged, LATER).status == "refused"
     assert bobs_vote(guarded) is None
-    assert f"{SERVER} reports dkim=none" in reply_text(guarded)
+    assert f"{SERVER} reports dkim=none" in refusal_text(guarded)
 
 
 def test_a_forged_header_below_the_servers_received_is_ignored(guarded: Referee) -> None:
@@ -136,7 +136,7 @@ def test_a_forged_header_below_the_servers_received_is_ignored(guarded: Referee)
         headers=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
     )
     assert guarded.receive(forged, LATER).status == "refused"
-    assert "came with the mail" in reply_text(guarded)
+    assert "came with the mail" in refusal_text(guarded)
     genuine = raw_mail(
         BOB,
         "VOTE 301 NO",
@@ -187,7 +187,13 @@ def test_a_wildcard_trusts_each_of_a_providers_servers(
             "dmarc=pass policy.published-domain-policy=none header.from=example.org"
         )
         mail = raw_mail(
-            CARLA, "PROPOSE ENACT\nBe kind.\nEND", top=(("Authentication-Results", results),)
+            CARLA,
+            "PROPOSE ENACT\nBe kind.\nEND",
+            top=(
+                ("Authentication-Results", results),
+                # the line in which that host took the mail in: a wildcard needs it
+                ("Received", "from out1.example.org by mx6.messagingengine.com with ESMTPS"),
+            ),
         )
         assert referee.receive(mail, LATER).status == "processed"
     finally:
@@ -205,7 +211,7 @@ def test_a_signature_with_a_body_length_is_refused(
     assert dkim.verify(extended, dnsfunc=guarded.dns)  # what fooled the referee before
     assert guarded.receive(extended, LATER).status == "refused"
     assert bobs_vote(guarded) is None
-    assert "l=" in reply_text(guarded)
+    assert "l=" in refusal_text(guarded)
 
 
 def test_a_subject_prepended_to_a_signed_mail_is_not_read(
@@ -216,7 +222,7 @@ def test_a_subject_prepended_to_a_signed_mail_is_not_read(
     assert dkim.verify(forged, dnsfunc=guarded.dns)  # DKIM checks the last Subject only
     receipt = guarded.receive(forged, LATER)
     assert receipt.status == "refused" and bobs_vote(guarded) is None
-    assert "Subject more than once" in reply_text(guarded)
+    assert "whole_headers: duplicate_header" in refusal_text(guarded)
 
 
 def test_a_signature_must_cover_from_subject_date_and_message_id(
@@ -224,7 +230,7 @@ def test_a_signature_must_cover_from_subject_date_and_message_id(
 ) -> None:
     thin = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], headers=(b"from", b"subject"))
     assert guarded.receive(thin, LATER).status == "refused"
-    assert "does not sign date, message-id" in reply_text(guarded)
+    assert "does not sign to, date, message-id" in refusal_text(guarded)
 
 
 def test_a_signature_from_a_public_suffix_is_not_aligned(
@@ -235,7 +241,7 @@ def test_a_signature_from_a_public_suffix_is_not_aligned(
     suffix = sign(raw_mail(BOB, "VOTE 301 NO"), key[0], domain=b"org")
     assert dkim.verify(suffix, dnsfunc=guarded.dns)
     assert guarded.receive(suffix, LATER).status == "refused"
-    assert "d=org not aligned" in reply_text(guarded)
+    assert "d=org not aligned" in refusal_text(guarded)
 
 
 def test_a_signature_by_a_subdomain_of_the_senders_organisation_passes(

@@ -13,17 +13,19 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from examples.site_screenshots import FLAGS
 from referee.archive import Keeper
-from referee.config import Settings
+from referee.config import Settings, load_settings
 from referee.service import Referee
 from referee.store.store import Store
 from tests.archive_games import example_game, probe_game
-from tests.helpers import DAY, mail
+from tests.conftest import write_config
+from tests.helpers import DAY, T0, mail
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -216,3 +218,97 @@ def test_an_update_rewrites_only_what_changed(tmp_path: Path) -> None:
     assert "proposals/302.html" in changed and "proposals.html" in changed
     assert [c for c in changed if c.startswith("rules/")] == ["rules/302.html"]
     assert written == len([c for c in changed if c != ".manifest.json"]) < 14
+
+
+# --- where the game stands (issue 14, part 5) ----------------------------------------------
+
+
+def test_the_index_says_the_game_is_over_and_who_won(
+    browser: Browser, sites: dict[str, Path]
+) -> None:
+    """209: the replayed example's site opens with its end, the winner and the King; every
+    renumbered rule shows its former numbers (109); times are the game's (Europe/Rome)."""
+    page = browser.new_page(viewport={"width": 412, "height": 860})
+    for language, over, won, formerly in (
+        ("en", "The game is over.", "Bob Rossi won with 27 points.", "(formerly 209, 301)"),
+        ("it", "La partita è finita.", "Ha vinto Bob Rossi con 27 punti.", "(già 209, 301)"),
+    ):
+        page.goto((sites[language] / "index.html").as_uri())
+        standing = page.inner_text(".standing")
+        assert standing.startswith(over) and won in standing
+        assert "Ada Lovelace" in standing and "CET" in standing and "UTC" not in standing
+        row = page.locator("table.rules tr", has=page.locator("a", has_text="304"))
+        assert formerly in row.inner_text()
+        # the index fits a phone: nothing is wider than the screen
+        assert page.evaluate("document.documentElement.scrollWidth") <= 412
+    page.close()
+
+
+def test_titles_and_search_snippets_are_cut_between_words(
+    browser: Browser, sites: dict[str, Path]
+) -> None:
+    """An untitled rule (the Italian ruleset's) is shown by its text cut between two words, and
+    a search snippet starts and ends on whole words."""
+    page = browser.new_page()
+    page.goto((sites["it"] / "search.html").as_uri() + "?q=giocatori")
+    page.wait_for_selector("#results li")
+    index = {r["n"]: r["x"] for r in page.evaluate("window.NOMIC_INDEX")}
+    snippets = page.locator("#results li p").all_inner_texts()
+    assert snippets
+    for shown in snippets:
+        core = shown.removeprefix("…").removesuffix("…")
+        text = next(x for x in index.values() if core in x)
+        at = text.index(core)
+        assert at == 0 or text[at - 1] == " ", shown  # starts on a word
+        end = at + len(core)
+        assert end == len(text) or text[end] == " ", shown  # ends on a word
+        assert shown.startswith("…") == (at > 0) and shown.endswith("…") == (end < len(text))
+    page.goto((sites["it"] / "index.html").as_uri())
+    rows = page.eval_on_selector_all(
+        "table.rules tr",
+        "rows => rows.map(r => [r.cells[0].innerText, r.cells[1].innerText])",
+    )
+    cut = [(int(n), t.split(" (già")[0]) for n, t in rows if "…" in t]
+    assert cut  # the Italian rules have no titles: their texts are shortened
+    for number, shown in cut:
+        head = shown.removesuffix("…")
+        text = " ".join(index[number].split())
+        assert text.startswith(head) and text[len(head)] in " .,;:", shown
+    page.close()
+
+
+def test_the_index_and_the_proposal_say_the_vote_is_open_after_the_debate(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """112, 203: once the debate is over the proposal is "voting", not "in debate"; the index
+    says whose turn it is, the phase and when the vote closes, in the game's time zone."""
+    (tmp_path / "game").mkdir()
+    settings = load_settings(write_config(tmp_path / "game"))
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0, render=False)
+        first = referee.state.turn_player
+        assert first is not None
+        at = T0 + DAY / 24
+        referee.receive(mail(first, "PROPOSE ENACT\nEvery Friday is a holiday.\nEND", at=at), at)
+        referee.receive(mail("ada@example.org", "VOTE 301 YES", at=at), at + DAY / 24)
+        referee.advance(T0 + 8 * DAY)  # the debate (7 days) is over; two votes are missing
+        assert referee.state.phase.value == "voting"
+        closes = referee.state.current.vote_deadline if referee.state.current else None
+        player = referee.state.player(first)
+        assert closes is not None and player is not None
+        Keeper(settings, store, referee.game_id).write_site(tmp_path / "site")
+    finally:
+        store.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto((tmp_path / "site" / "index.html").as_uri())
+    standing = page.inner_text(".standing")
+    local = closes.astimezone(ZoneInfo(settings.game.timezone))
+    assert player.name in standing and "vote on proposal 301" in standing
+    assert f"{local:%Y-%m-%d %H:%M} {local.tzname()}" in standing
+    assert "over" not in standing
+    page.goto((tmp_path / "site" / "proposals.html").as_uri())
+    assert page.inner_text("td.st") == "voting"
+    page.goto((tmp_path / "site" / "proposals" / "301.html").as_uri())
+    assert page.inner_text(".meta .st") == "voting"
+    page.close()

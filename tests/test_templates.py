@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from referee.core.events import Done, NoticeKind, Outcome, Propose, Reason, Vote
+from referee.core.mechanics import citations
 from referee.core.model import ProposalKind
 from referee.mail.render import Renderer, templates_folder
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, Game
 
 LANGUAGES = ("en", "it")
+CITES = citations(Game().state)  # the rules each mechanic is cited by, in the seed ruleset
 
 
 def renderer(language: str) -> Renderer:
@@ -103,6 +105,7 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
         "debate_ended",
         "vote_result",
         "ruleset",
+        "scores",
         "award_prompt",
         "parameter_prompt",
         "appeal_opened",
@@ -127,11 +130,25 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "winner": {
         "winner": "Ada",
         "score": 100,
-        "rule": "209",
-        "number": 304,
+        "rule": "winning",
         "scores": [{"name": "Ada", "score": 100, "king": True, "active": True}],
+        "changes": {
+            "rules": [],
+            "scores": [
+                {
+                    "player": "Ada",
+                    "email": "ada@example.org",
+                    "delta": 7,
+                    "cause": "award",
+                    "rule": 202,
+                    "mechanic": "turn",
+                    "proposal": 305,
+                }
+            ],
+            "proposal": None,
+        },
     },
-    "majority_now": {"rule": 204, "rounds": 2},
+    "majority_now": {"rounds": 2, "dissent": True},
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
     "debate": {
@@ -152,7 +169,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("kind", sorted(SAMPLES))
 def test_notices_rare_in_play_render(language: str, kind: str) -> None:
-    out = renderer(language).render(f"notices/{kind}", SAMPLES[kind])
+    out = renderer(language).render(f"notices/{kind}", {**SAMPLES[kind], "cites": CITES})
     assert out.subject and out.text.strip()
 
 
@@ -200,6 +217,7 @@ REASON_DATA: dict[str, Any] = {
     "judge": "Bob",
     "number": 301,
     "rule": 202,
+    "mechanic": "turn",
     "amendment": "305.1",
     "cap": 25,
     "count": 25,
@@ -215,6 +233,7 @@ REASON_DATA: dict[str, Any] = {
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
     "why": "no DKIM signature",
+    "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [
         {"number": 104, "label": "I", "path": "II/I"},
@@ -252,7 +271,9 @@ def test_every_outcome_and_refusal_renders_in_a_reply(language: str) -> None:
         {"line": r.value, "meant": "AWARD 7", "ok": False, "code": r.value, "data": REASON_DATA}
         for r in Reason
     ]
-    out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
+    out = renderer(language).render(
+        "reply", {"items": items, "subject": "x", "name": "Bob", "cites": CITES}
+    )
     assert out.subject == "x"
     assert "VOTE" in out.text or "VOTO" in out.text  # help and syntax rendered
     for r in Reason:
@@ -263,6 +284,7 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
     out = renderer("en").render(
         "notices/appeal_opened",
         {
+            "cites": CITES,
             "appeal": {
                 "id": "A1",
                 "kind": "appeal",
@@ -271,7 +293,7 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
                 "judge": "ada",
                 "judge_name": "Ada",
                 "accused": None,
-            }
+            },
         },
     )
     assert "<img" not in out.html and "<a href" not in out.html
@@ -362,5 +384,7 @@ def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
                     "data": payload.fields(),
                 }
             )
-        out = renderer(language).render("reply", {"items": items, "subject": "x", "name": "Bob"})
+        out = renderer(language).render(
+            "reply", {"items": items, "subject": "x", "name": "Bob", "cites": CITES}
+        )
         assert all(f"> {item['line']}" in out.text for item in items)

@@ -87,7 +87,13 @@ class Keeper:
     def write_site(self, folder: Path, progress: bool = False) -> int:
         from referee.archive.site import build_site
 
-        built = build_site(self.history(), folder, progress, self.site_keys.get(folder))
+        built = build_site(
+            self.history(),
+            folder,
+            progress,
+            self.site_keys.get(folder),
+            self.settings.game.timezone,
+        )
         self.site_keys[folder] = built.keys
         return built.written
 

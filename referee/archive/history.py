@@ -428,6 +428,18 @@ class History:
     changes: list[Change] = field(default_factory=list)
     ruleset_mails: list[RulesetMail] = field(default_factory=list)
     table: list[DebateEntry] = field(default_factory=list)  # 112: said outside any proposal
+    state: GameState | None = None  # the game as it stands after the last event fed
+
+    def status_now(self, number: int) -> str:
+        """A proposal's status as it stands now (debate, voting, adopted, rejected, withdrawn):
+        the record keeps the result; the game's state knows that a debate is over (112)."""
+        record = self.proposals[number]
+        if record.status == "rejected" and record.outcome == "withdrawn":
+            return "withdrawn"
+        if record.status != "debate" or self.state is None:
+            return record.status
+        live = self.state.proposal(number)
+        return live.status.value if live is not None else record.status
 
     @property
     def next_stamp(self) -> int:
@@ -457,12 +469,22 @@ class History:
         return sorted(out, key=lambda r: r.current.number)
 
 
+def shorten(text: str, width: int) -> str:
+    """`text` on one line, at most `width` characters, cut between words (never inside one)
+    and marked with an ellipsis only when something was left out."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width + 1].rsplit(" ", 1)[0] if " " in flat[: width + 1] else flat[:width]
+    return cut.rstrip(" .,;:!?-–—") + "…"
+
+
 def proposal_title(text: str, kind: str, target: int | None, language: str) -> str:
     """A proposal's title: its first line, or for a change without text what it does."""
     for line in text.splitlines():
         line = line.strip().strip("#").strip()
         if line:
-            return line[:80]
+            return shorten(line, 80)
     words = _UNTITLED["it" if language == "it" else "en"]
     return f"{words.get(kind, kind)} {target}" if target is not None else words.get(kind, kind)
 
@@ -489,6 +511,7 @@ class HistoryBuilder:
     def __init__(self, initial: GameState) -> None:
         self.state = engine.start_game(initial, initial.started_at).state
         self.history = History(initial.name, initial.language, initial.started_at)
+        self.history.state = self.state
         self.words = PHRASES["it" if initial.language == "it" else "en"]
         self.kinds = KIND_WORDS["it" if initial.language == "it" else "en"]
         self.seq = 0
@@ -532,6 +555,7 @@ class HistoryBuilder:
         decision = engine.decide(before, event, logged.at)
         after = decision.state
         self.state = after
+        self.history.state = after
         outcome = next((e for e in decision.effects if isinstance(e, Outcome)), None)
         if outcome is not None and not outcome.ok:
             return  # a refused command changes nothing (the player was told why)

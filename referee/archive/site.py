@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import nh3
 import pygal
@@ -40,9 +41,11 @@ from referee.archive.history import (
     ProposalRecord,
     RuleRecord,
     RuleVersion,
+    shorten,
 )
 from referee.archive.progress import progress_bar
 from referee.archive.writer import write_files
+from referee.core import view
 
 TEMPLATES = Path(__file__).resolve().parent / "site_templates"
 SITE_VERSION = "2"  # bump when a template changes, so every page is rendered again
@@ -125,6 +128,27 @@ WORDS: dict[str, dict[str, str]] = {
         "revisions": "Earlier texts",
         "rules_count": "rules in force",
         "highest": "Highest proposal",
+        "withdrawn": "withdrawn",
+        "formerly_short": "formerly",
+        "standing": "Where the game stands",
+        "over": "The game is over.",
+        "won": "{name} won with {points} points.",
+        "no_winner": "No player remains.",
+        "tie": "Tied over the winning score: {names}. The King names the winner.",
+        "turn": "Turn",
+        "round": "round",
+        "phase": "Phase",
+        "phase_propose": "{player} writes a proposal",
+        "phase_debate": "debate on proposal {n}",
+        "phase_voting": "vote on proposal {n}",
+        "phase_award": "the King awards {player}",
+        "phase_appeal": "waiting for appeal {appeals} to be settled",
+        "deadline": "Next deadline",
+        "deadline_debate": "the debate ends",
+        "deadline_voting": "the vote closes at the latest",
+        "king": "King",
+        "nobody": "nobody",
+        "updated": "Last change",
     },
     "it": {
         "ruleset": "Regolamento",
@@ -201,6 +225,27 @@ WORDS: dict[str, dict[str, str]] = {
         "revisions": "Testi precedenti",
         "rules_count": "regole in vigore",
         "highest": "Proposta più alta",
+        "withdrawn": "ritirata",
+        "formerly_short": "già",
+        "standing": "A che punto è la partita",
+        "over": "La partita è finita.",
+        "won": "Ha vinto {name} con {points} punti.",
+        "no_winner": "Non resta alcun giocatore.",
+        "tie": "Pari oltre il punteggio per vincere: {names}. Il Re nomina il vincitore.",
+        "turn": "Turno",
+        "round": "giro",
+        "phase": "Fase",
+        "phase_propose": "{player} scrive una proposta",
+        "phase_debate": "dibattito sulla proposta {n}",
+        "phase_voting": "voto sulla proposta {n}",
+        "phase_award": "il Re assegna i punti a {player}",
+        "phase_appeal": "in attesa che si risolva l'appello {appeals}",
+        "deadline": "Prossima scadenza",
+        "deadline_debate": "fine del dibattito",
+        "deadline_voting": "chiusura del voto al più tardi",
+        "king": "Re",
+        "nobody": "nessuno",
+        "updated": "Ultimo cambiamento",
     },
 }
 
@@ -261,11 +306,18 @@ class SiteResult:
 
 
 class _Site:
-    def __init__(self, history: History, out: Path, remembered: dict[str, str] | None) -> None:
+    def __init__(
+        self,
+        history: History,
+        out: Path,
+        remembered: dict[str, str] | None,
+        timezone: str = "UTC",
+    ) -> None:
         self.h = history
         self.out = out
         self.lang = "it" if history.language == "it" else "en"
         self.w = WORDS[self.lang]
+        self.zone = ZoneInfo(timezone)
         self.env = Environment(
             loader=FileSystemLoader(TEMPLATES),
             autoescape=select_autoescape(["html", "j2"]),
@@ -274,14 +326,16 @@ class _Site:
             keep_trailing_newline=True,
         )
         self.env.filters["md"] = sanitised
-        self.env.filters["day"] = lambda at: at.strftime("%Y-%m-%d") if at else ""
-        self.env.filters["when"] = lambda at: at.strftime("%Y-%m-%d %H:%M") if at else ""
+        self.env.filters["day"] = self.day
+        self.env.filters["when"] = self.when
+        self.env.filters["shorten"] = shorten
         self.env.globals.update(
             w=self.w,
             lang=self.lang,
             game=history.name,
             kinds=KIND_WORDS[self.lang],
             rule_href=self.rule_href,
+            status_now=history.status_now,
         )
         self.numbers: dict[int, int] = {}  # any number a rule has had -> its identity
         for record in history.rules.values():
@@ -299,6 +353,51 @@ class _Site:
         self.files: dict[str, str] = {}
         self.rendered = 0
 
+    def day(self, at: datetime | None) -> str:
+        """The date in the game's time zone, as the mail gives it."""
+        return at.astimezone(self.zone).strftime("%Y-%m-%d") if at else ""
+
+    def when(self, at: datetime | None) -> str:
+        """Date and time in the game's time zone, with the zone's name (CET, CEST...)."""
+        if at is None:
+            return ""
+        local = at.astimezone(self.zone)
+        return f"{local:%Y-%m-%d %H:%M} {local.tzname()}"
+
+    def standing(self) -> dict[str, Any] | None:
+        """Where the game stands: over or not, the winner, the King, whose turn, the phase,
+        the next deadline (201, 202, 209, 212, 215)."""
+        state = self.h.state
+        if state is None:
+            return None
+        data = view.status_data(state)
+        w = self.w
+        winner = state.player(state.winner) if state.winner else None
+        tie = [p.name for p in state.players if p.email in state.tie]
+        phase = data["phase"]
+        appeals = ", ".join(data["appeals"])
+        what = {
+            "propose": w["phase_propose"].format(player=data["player"]),
+            "debate": w["phase_debate"].format(n=data["proposal"]),
+            "voting": w["phase_voting"].format(n=data["proposal"]),
+            "award": w["phase_award"].format(player=data["player"]),
+            "appeal": w["phase_appeal"].format(appeals=appeals),
+        }.get(phase, "")
+        return {
+            "over": state.over,
+            "result": (
+                w["won"].format(name=winner.name, points=winner.score) if winner else w["no_winner"]
+            ),
+            "tie": w["tie"].format(names=", ".join(tie)) if tie else "",
+            "king": data["king"] or w["nobody"],
+            "player": data["player"],
+            "round": data["round"],
+            "phase": what,
+            "proposal": data["proposal"],
+            "deadline": data["deadline"],
+            "deadline_what": w.get(f"deadline_{phase}", ""),
+        }
+
     def rule_href(self, number: int | None, root: str = "") -> str:
         if number is None or number not in self.numbers:
             return ""
@@ -306,7 +405,7 @@ class _Site:
 
     def unchanged(self, path: str, key: str) -> bool:
         """Note the page's key; True if the page on disk was made from the same content."""
-        key = f"{SITE_VERSION}:{self.lang}:{key}"
+        key = f"{SITE_VERSION}:{self.lang}:{self.zone.key}:{key}"
         self.keys[path] = key
         if self.old_keys.get(path) != key:
             return False
@@ -352,6 +451,7 @@ class _Site:
             recent=recent,
             highest=highest,
             last=self.h.changes[-1] if self.h.changes else None,
+            standing=self.standing(),
         )
 
     def rules_list(self) -> None:
@@ -424,7 +524,8 @@ class _Site:
         if len(ordered) <= 100:
             return
         for k, rows in hundreds.items():
-            digest = hashlib.sha1("".join(_proposal_key(p) for p in rows).encode()).hexdigest()
+            keys = "".join(_proposal_key(p) + self.h.status_now(p.number) for p in rows)
+            digest = hashlib.sha1(keys.encode()).hexdigest()
             self.page(
                 f"proposals/{k}xx.html",
                 "proposals.html.j2",
@@ -435,7 +536,7 @@ class _Site:
 
     def proposal(self, p: ProposalRecord) -> None:
         path = f"proposals/{p.number}.html"
-        if self.unchanged(path, _proposal_key(p)):
+        if self.unchanged(path, f"{_proposal_key(p)}:{self.h.status_now(p.number)}"):
             return
         diff = word_diff(p.old_text, p.text) if p.old_text and p.text else None
         self.page(
@@ -581,13 +682,18 @@ def atom_feed(history: History, lang: str) -> str:
 
 
 def build_site(
-    history: History, out: Path, progress: bool = False, remembered: dict[str, str] | None = None
+    history: History,
+    out: Path,
+    progress: bool = False,
+    remembered: dict[str, str] | None = None,
+    timezone: str = "UTC",
 ) -> SiteResult:
     """Write the site into `out`; only pages whose content changed are rewritten.
 
     `remembered` holds the page keys of this process's last build of `out` (`SiteResult.keys`),
-    so a long-running `run` need not read the manifest and look at every page again."""
-    site = _Site(history, out, remembered)
+    so a long-running `run` need not read the manifest and look at every page again. Times are
+    shown in `timezone`, the game's, as in its mail."""
+    site = _Site(history, out, remembered, timezone)
     jobs = list(site.jobs())
     with progress_bar("site", len(jobs), progress) as step:
         for _, job in jobs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import replace
 
-from referee.core import changes, labels, notices, numerals, outcomes, params
+from referee.core import changes, labels, mechanics, notices, numerals, outcomes, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -101,31 +101,10 @@ def target_amendment(step: Step, ref: str | None) -> tuple[Rule, Amendment]:
     return rule, found
 
 
-def check_limits(step: Step, kind: ProposalKind, rule: Rule | None) -> None:
-    """210 (at most N mutable rules) and 115 (at least one), on submission and adoption."""
-    cap = step.params()["max_mutable_rules"]
-    count = step.state.mutable_count
-    adds = kind is ProposalKind.ENACT or (
-        kind is ProposalKind.TRANSMUTE and rule is not None and not rule.mutable
-    )
-    removes = (
-        rule is not None
-        and rule.mutable
-        and kind
-        in (
-            ProposalKind.REPEAL,
-            ProposalKind.TRANSMUTE,
-        )
-    )
-    if adds and count + 1 > cap:
-        raise Refusal(outcomes.TooManyMutable(cap=cap, count=count))
-    if removes and count - 1 < 1:
-        raise Refusal(outcomes.NoMutableLeft())
-
-
 def check_outcome(step: Step, proposal: Proposal) -> None:
-    """Adopt the proposal on a scratch copy: the rules it leaves must still obey 115 and
-    210, with the cap the changed rules themselves set (111, 211)."""
+    """115 (at least one mutable rule) and 210 (at most N), on submission and adoption: adopt
+    the proposal on a scratch copy, and check the rules it leaves, with the cap the rules in
+    force after the change set (111, 211) and the counts after it."""
     scratch = Step(step.state, step.now)
     adopt(scratch, proposal)
     check_state_limits(step, scratch.state)
@@ -135,7 +114,7 @@ def check_state_limits(step: Step, state: GameState) -> None:
     values = params.effective(state)
     count = state.mutable_count
     cap = values["max_mutable_rules"]
-    if count > cap:
+    if count > cap and mechanics.runs(state, mechanics.Mechanic.CAP):  # no cap once 210 is gone
         raise Refusal(outcomes.TooManyMutable(cap=cap, count=count))
     if count < 1:
         raise Refusal(outcomes.NoMutableLeft())
@@ -270,7 +249,6 @@ def recheck(step: Step, proposal: Proposal) -> None:
             raise Refusal(outcomes.RuleImmutable(rule=rule.number))
         if proposal.kind.on_amendment and rule.amendment(proposal.amendment_seq or 0) is None:
             raise Refusal(outcomes.UnknownAmendment(amendment=""))
-    check_limits(step, proposal.kind, rule)
     check_outcome(step, proposal)
 
 

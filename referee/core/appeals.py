@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from referee.core import notices, outcomes, params, view
+from referee.core import mechanics, notices, outcomes, params, view
 from referee.core.changes import (
     ScoreCause,
     ScoreChange,
@@ -139,6 +139,8 @@ def give_ruling(step: Step, cmd: GiveRuling) -> outcomes.Accepted:
     verdict = Verdict(cmd.verdict) if cmd.verdict else None
     if appeal.kind is AppealKind.ACCUSATION and verdict is None:
         raise Refusal(outcomes.VerdictNeeded(id=appeal.id))
+    if cmd.impossible and not mechanics.runs(step.state, mechanics.Mechanic.IMPOSSIBLE):
+        raise Refusal(outcomes.NotInForce(mechanic=mechanics.Mechanic.IMPOSSIBLE.value))
     impossible = step.resolve(cmd.impossible).email if cmd.impossible else None
     ruled = replace(
         appeal,
@@ -199,10 +201,12 @@ def weigh(step: Step, appeal_id: str) -> None:
 
 
 def carry_out(step: Step, appeal: Appeal) -> None:
-    if appeal.impossible is not None:  # 215: the first player unable to complete a turn wins
-        finish(step, appeal.impossible, "215")
+    ending = mechanics.runs(step.state, mechanics.Mechanic.IMPOSSIBLE)
+    if appeal.impossible is not None and ending:  # 215: the first unable to move wins
+        finish(step, appeal.impossible, "impossible")
         return
-    if appeal.kind is AppealKind.ACCUSATION and appeal.verdict is Verdict.UPHELD:
+    deposing = mechanics.runs(step.state, mechanics.Mechanic.DEPOSITION)
+    if appeal.kind is AppealKind.ACCUSATION and appeal.verdict is Verdict.UPHELD and deposing:
         depose(step, appeal)
     if step.state.phase is Phase.APPEAL and not step.state.open_appeals:
         next_turn_or_hold(step)
@@ -241,7 +245,7 @@ def crown(step: Step, cmd: Crown) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email == cmd.sender:
         raise Refusal(outcomes.CannotCrownSelf())
-    make_king(step, chosen.email, "213")
+    make_king(step, chosen.email, "deposition")
     return outcomes.Crowned(king=chosen.name)
 
 
@@ -260,7 +264,7 @@ def make_king(step: Step, email: str, rule: str) -> None:
         prompt_award(step)
 
 
-def crown_successor_of(step: Step, email: str, rule: str = "114") -> None:
+def crown_successor_of(step: Step, email: str, rule: str = "custom") -> None:
     """The next player in turn order after `email` is King (see docs/interpretation.md)."""
     successor = player_after(step, email)
     if successor is not None and successor != email:

@@ -24,6 +24,11 @@ class ScoreCause(enum.StrEnum):
     def rule(self) -> int:
         return {"award": 202, "dissent_bonus": 206, "deposition": 213}[self.value]
 
+    @property
+    def mechanic(self) -> str:
+        """The mechanic (`referee.core.mechanics`) that grants the points, which mail cites."""
+        return {"award": "turn", "dissent_bonus": "dissent", "deposition": "deposition"}[self.value]
+
 
 class RuleChangeKind(enum.StrEnum):
     """A proposal's kind (103) when a proposal made the change; else what the referee did."""
@@ -122,12 +127,16 @@ def score_change_data(change: ScoreChange, current: Callable[[int], int] = int) 
         "delta": change.delta,
         "cause": change.cause.value,
         "rule": current(change.rule),
+        "mechanic": change.cause.mechanic,
         "proposal": change.proposal,
     }
 
 
 def changes_data(changes: Changes, current: Callable[[int], int] = int) -> dict[str, Any]:
+    """The changes for a mail; `proposal` is the proposal that made the step's rule changes
+    (None for the referee's own: the switch to majority, a parameter the King set)."""
     return {
         "rules": [rule_change_data(c) for c in changes.rules],
         "scores": [score_change_data(c, current) for c in changes.scores],
+        "proposal": next((c.proposal for c in changes.rules if c.proposal), None),
     }

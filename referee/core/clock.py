@@ -114,7 +114,7 @@ def crown_deadline(step: Step) -> None:
         return
     due = crown_due(s)
     if step.now >= due:
-        crown_successor_of(step, s.deposed, rule="213")
+        crown_successor_of(step, s.deposed, rule="deposition")
         return
     if step.now < s.crown_reminder_at:
         return

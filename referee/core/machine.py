@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, labels, notices, outcomes, params, procedure, view
+from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
 from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
@@ -69,6 +69,7 @@ from referee.core.numbering import first_proposal_number
 from referee.core.order import turn_order
 from referee.core.proposals import extend, propose, revise
 from referee.core.step import Decision, Refusal, Step
+from referee.core.threads import Thread
 from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
 from referee.core.voting import close_vote, everyone_voted, vote
 
@@ -99,6 +100,11 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
+        if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):
+            votes = tuple(v for v in open_proposal.votes if v[0] != cmd.sender)
+            if votes != open_proposal.votes:
+                step.state = step.state.with_proposal(replace(open_proposal, votes=votes))
     withdrawn = None
     proposal = step.state.current
     if (
@@ -116,7 +122,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
         )
     step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
-        finish(step, None, "114")
+        finish(step, None, "leaving")
         return outcomes.QuitRecorded()
     if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
         crown_successor_of(step, cmd.sender)
@@ -209,8 +215,17 @@ def start_game(state: GameState, now: datetime) -> Decision:
     """The opening: the ruleset to every player and the first turn (101, 105, 201, 205)."""
     first = max(state.next_proposal_number, first_proposal_number(state.rules))  # 109
     step = Step(replace(state, next_proposal_number=first), now)
-    step.notify(EVERYONE, notices.GameStarted(**view.ruleset_data(step.state)))
     order = turn_order(step.state)
+    step.notify(
+        EVERYONE,
+        notices.GameStarted(
+            **view.ruleset_data(step.state),
+            example=mechanics.example_rule(step.state),
+            first=order[0].name if order else "",
+            proposal=first,
+        ),
+        Thread.ruleset(),
+    )
     if order:
         start_turn(step, order[0].email)
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))

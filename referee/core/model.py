@@ -266,6 +266,10 @@ class GameState:
     king: str | None
     rules: tuple[Rule, ...]
     house_parameters: tuple[tuple[str, str], ...] = ()
+    # Which rules carry which mechanic (`referee.core.mechanics`), as an imported ruleset
+    # declares them; empty for the seed, whose rules carry their own by identity.
+    carriers: tuple[tuple[str, int], ...] = ()
+    house_mechanics: tuple[str, ...] = ()  # mechanics that run though no rule carries them
     proposals: tuple[Proposal, ...] = ()
     appeals: tuple[Appeal, ...] = ()
     next_proposal_number: int = 301  # 109

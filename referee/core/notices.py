@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ class NoticeKind(enum.StrEnum):
     VOTE_REMINDER = "vote_reminder"  # 203
     VOTE_RESULT = "vote_result"  # 203
     RULESET = "ruleset"  # 205
+    SCORES = "scores"  # 205: a change of scores alone
     AWARD_PROMPT = "award_prompt"  # 202 (4)
     AWARD_REMINDER = "award_reminder"
     MAJORITY_NOW = "majority_now"  # 204
@@ -65,7 +67,7 @@ class NoticePayload:
 
 @dataclass(frozen=True)
 class GameStarted(NoticePayload):
-    """101, 205: the opening, with the ruleset and the players."""
+    """101, 205: the opening: how to play, then the ruleset and the players."""
 
     kind: ClassVar[NoticeKind] = NoticeKind.GAME_STARTED
     rules: list[View]
@@ -74,6 +76,9 @@ class GameStarted(NoticePayload):
     parameters: dict[str, int]
     king: str
     house_values: list[View]  # parameters no rule carries, with their house value
+    example: str  # a mutable rule in force to name in examples (`mechanics.example_rule`)
+    first: str  # the player whose turn comes first
+    proposal: int  # the number the first proposal will take (109)
 
 
 @dataclass(frozen=True)
@@ -91,11 +96,29 @@ class Ruleset(NoticePayload):
 
 
 @dataclass(frozen=True)
+class Scores(NoticePayload):
+    """205: the scores after a change of scores alone, opening with what changed; the rules
+    did not change, so the ruleset is not sent again."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.SCORES
+    changes: View
+    scores: list[View]
+    king: str
+    winning_score: int
+
+
+@dataclass(frozen=True)
 class TurnStarted(NoticePayload):
+    """201: whose turn it is; when the step also changed the scores (the King's award ended
+    the last turn), the mail carries them and what changed (205) instead of a mail of its own."""
+
     kind: ClassVar[NoticeKind] = NoticeKind.TURN_STARTED
     player: str
     email: str
     round: int
+    example: str  # a mutable rule in force to name in the example proposal, or ""
+    changes: View | None = None
+    scores: list[View] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,8 +217,8 @@ class AwardReminder(NoticePayload):
 @dataclass(frozen=True)
 class MajorityNow(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.MAJORITY_NOW
-    rule: int
     rounds: int
+    dissent: bool  # whether a rule in force grants the dissent bonus (206)
 
 
 @dataclass(frozen=True)
@@ -255,7 +278,7 @@ class CrownPrompt(NoticePayload):
 class KingCrowned(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.KING_CROWNED
     king: str
-    rule: str
+    rule: str  # the mechanic the crown passes under: "deposition" (213) or "custom" (212)
 
 
 @dataclass(frozen=True)
@@ -289,9 +312,9 @@ class Winner(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.WINNER
     winner: str
     score: int
-    rule: str  # the rule's identity: "209" (the winning score) or "215" (no turn possible)
+    rule: str  # the mechanic: "winning" (209, 113: the score) or "impossible" (215)
     scores: list[View]
-    number: int = 0  # the number that rule has now (109), which the mail cites
+    changes: View | None = None  # the score changes of the step that ended the game (205)
 
 
 @dataclass(frozen=True)
@@ -316,6 +339,7 @@ class DebateDigest(NoticePayload):
 PAYLOADS: tuple[type[NoticePayload], ...] = (
     GameStarted,
     Ruleset,
+    Scores,
     TurnStarted,
     TurnReminder,
     ProposalCirculated,
@@ -353,6 +377,9 @@ class Notice:
     to: tuple[str, ...]
     payload: NoticePayload
     thread: Thread | None = None
+    # The rule each mechanic is cited by, as the rules stood when the notice was written
+    # (`referee.core.mechanics.citations`); the templates' `cite(...)` reads it.
+    cites: Mapping[str, Mapping[str, str]] = field(default_factory=dict, compare=False)
 
     @property
     def kind(self) -> NoticeKind:
@@ -360,5 +387,5 @@ class Notice:
 
     @property
     def data(self) -> dict[str, Any]:
-        """What the template reads: the payload's fields."""
-        return self.payload.fields()
+        """What the template reads: the payload's fields, and the citations."""
+        return {**self.payload.fields(), "cites": self.cites}

@@ -99,9 +99,13 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    NOT_ADDRESSED = "not_addressed"  # the mail was written to someone else
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
+    PLAYER_LEFT = "player_left"  # 114: the player named has left the game
+    NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -308,7 +312,7 @@ class NotYourTurn(Refused):
 class WrongPhase(Refused):
     code: ClassVar[Reason] = Reason.WRONG_PHASE
     phase: str
-    rule: str
+    mechanic: str  # what orders the turn's parts: "turn" (202) or "winning" (209's tie)
 
 
 @dataclass(frozen=True)
@@ -605,6 +609,16 @@ class DailyLimit(Refused):
 
 
 @dataclass(frozen=True)
+class NotAddressed(Refused):
+    """A player's signed mail addressed elsewhere (another game, another player): a copy of it
+    sent here must not act (issue 15)."""
+
+    code: ClassVar[Reason] = Reason.NOT_ADDRESSED
+    address: str
+    why: str
+
+
+@dataclass(frozen=True)
 class QuotedNotice(Refused):
     code: ClassVar[Reason] = Reason.QUOTED_NOTICE
     where: str
@@ -644,6 +658,26 @@ class DebateDailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
     limit: int
     next: datetime  # when this player's words are relayed again
+
+
+@dataclass(frozen=True)
+class NotInForce(Refused):
+    """The move belongs to a mechanic no rule in force carries (a repealed 212, 213, 215)."""
+
+    code: ClassVar[Reason] = Reason.NOT_IN_FORCE
+    mechanic: str
+
+
+@dataclass(frozen=True)
+class PlayerLeft(Refused):
+    code: ClassVar[Reason] = Reason.PLAYER_LEFT
+    who: str
+
+
+@dataclass(frozen=True)
+class NoJudgeYet(Refused):
+    code: ClassVar[Reason] = Reason.NO_JUDGE_YET
+    id: str
 
 
 ACCEPTED: tuple[type[Accepted], ...] = (
@@ -724,10 +758,14 @@ REFUSED: tuple[type[Refused], ...] = (
     TooManyAppeals,
     TooManyMails,
     DailyLimit,
+    NotAddressed,
     QuotedNotice,
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotInForce,
+    PlayerLeft,
+    NoJudgeYet,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

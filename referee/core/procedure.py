@@ -16,7 +16,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from referee.core import outcomes
+from referee.core import mechanics, outcomes
 from referee.core.events import (
     Accuse,
     Agree,
@@ -39,7 +39,10 @@ from referee.core.events import (
     SetParameter,
     Vote,
 )
+from referee.core.mechanics import SPEC, Mechanic
 from referee.core.model import GameState, Phase
+
+M = Mechanic
 
 
 class Stage(enum.StrEnum):
@@ -73,67 +76,104 @@ ALWAYS = IN_TURN | {Stage.TIE}  # every stage but the end
 
 @dataclass(frozen=True)
 class Move:
-    """One row of the table: a command, its sender's role, its stages, its rules."""
+    """One row of the table: a command, its sender's role, its stages, what grants it."""
 
     command: type
     name: str  # the English keyword, for the docs and HELP
     role: Role
     stages: frozenset[Stage]
-    rules: str  # the rules that grant it
+    grants: tuple[Mechanic, ...]  # the mechanics, hence the rules, that grant it
     outside: Reason = Reason.WRONG_PHASE  # the refusal in a stage of the turn not listed
     note: str = ""  # what the handler checks on the object the command names
+    needs: Mechanic | None = None  # a mechanic only a mutable rule grants: refused once gone
 
 
 TABLE: tuple[Move, ...] = (
-    Move(Propose, "PROPOSE", Role.TURN_PLAYER, frozenset({Stage.PROPOSE}), "201, 202 (1), 103"),
+    Move(
+        Propose,
+        "PROPOSE",
+        Role.TURN_PLAYER,
+        frozenset({Stage.PROPOSE}),
+        (M.TURNS, M.TURN, M.CHANGES),
+    ),
     Move(
         Revise,
         "REVISE",
         Role.PROPOSER,
         frozenset({Stage.DEBATE}),
-        "112",
+        (M.DEBATE,),
         Reason.DEBATE_OVER,
         "the proposal is the current one",
     ),
-    Move(Vote, "VOTE", Role.PLAYER, IN_TURN, "203, 208", note="the proposal is open for votes"),
+    Move(
+        Vote,
+        "VOTE",
+        Role.PLAYER,
+        IN_TURN,
+        (M.VOTING, M.ONE_VOTE),
+        note="the proposal is open for votes",
+    ),
     Move(
         Extend,
         "EXTEND",
         Role.KING,
         frozenset({Stage.DEBATE}),
-        "112",
+        (M.DEBATE,),
         Reason.DEBATE_OVER,
         "the proposal is the current one",
     ),
-    Move(Award, "AWARD", Role.KING, frozenset({Stage.AWARD}), "202 (4)"),
-    Move(NameWinner, "WINNER", Role.KING, frozenset({Stage.TIE}), "209", Reason.NO_TIE),
-    Move(OpenAppeal, "APPEAL", Role.PLAYER, ALWAYS, "212"),
+    Move(Award, "AWARD", Role.KING, frozenset({Stage.AWARD}), (M.TURN,)),
+    Move(NameWinner, "WINNER", Role.KING, frozenset({Stage.TIE}), (M.WINNING,), Reason.NO_TIE),
+    Move(OpenAppeal, "APPEAL", Role.PLAYER, ALWAYS, (M.APPEALS,), needs=M.APPEALS),
     Move(
         NameChampion,
         "CHAMPION",
         Role.KING,
         ALWAYS,
-        "212, 213",
+        (M.APPEALS, M.DEPOSITION),
         note="the King is a party, or it is an accusation",
     ),
-    Move(GiveRuling, "RULING", Role.JUDGE, ALWAYS, "212, 213, 214, 215", note="the appeal is open"),
-    Move(Agree, "AGREE / DISAGREE", Role.PLAYER, ALWAYS, "212", note="a ruling is published"),
-    Move(Accuse, "ACCUSE", Role.SUBJECT, ALWAYS, "213"),
-    Move(Crown, "CROWN", Role.DEPOSED, ALWAYS, "213, 214"),
-    Move(Quit, "QUIT", Role.PLAYER, ALWAYS, "114"),
-    Move(Confirm, "CONFIRM", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
-    Move(SetParameter, "SET", Role.KING, ALWAYS, "111, 211", note="a parameter question waits"),
+    Move(
+        GiveRuling,
+        "RULING",
+        Role.JUDGE,
+        ALWAYS,
+        (M.APPEALS, M.DEPOSITION, M.IMPOSSIBLE),
+        note="the appeal is open",
+    ),
+    Move(
+        Agree, "AGREE / DISAGREE", Role.PLAYER, ALWAYS, (M.APPEALS,), note="a ruling is published"
+    ),
+    Move(Accuse, "ACCUSE", Role.SUBJECT, ALWAYS, (M.DEPOSITION,), needs=M.DEPOSITION),
+    Move(Crown, "CROWN", Role.DEPOSED, ALWAYS, (M.DEPOSITION, M.ONE_KING)),
+    Move(Quit, "QUIT", Role.PLAYER, ALWAYS, (M.LEAVING,)),
+    Move(
+        Confirm,
+        "CONFIRM",
+        Role.KING,
+        ALWAYS,
+        (M.PRIORITY, M.CONFLICTS),
+        note="a parameter question waits",
+    ),
+    Move(
+        SetParameter,
+        "SET",
+        Role.KING,
+        ALWAYS,
+        (M.PRIORITY, M.CONFLICTS),
+        note="a parameter question waits",
+    ),
     Move(
         Debate,
         "SAY (or words in reply to a proposal)",
         Role.PLAYER,
         ALWAYS,
-        "112",
+        (M.DEBATE,),
         note="the proposal exists; the same words once",
     ),
-    Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, "112"),
+    Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, (M.DEBATE,)),
     Move(
-        Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ""
+        Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ()
     ),
 )
 LEGALITY: Mapping[type, Move] = {move.command: move for move in TABLE}
@@ -162,8 +202,10 @@ def bar(state: GameState, cmd: Command) -> outcomes.Refused | None:
         return None
     if stage is Stage.OVER:
         return outcomes.GameOver(winner=_name(state, state.winner))
+    if move.needs is not None and not mechanics.runs(state, move.needs):
+        return outcomes.NotInForce(mechanic=move.needs.value)
     if stage not in move.stages and stage is Stage.TIE:
-        return outcomes.WrongPhase(phase=stage.value, rule="209")
+        return outcomes.WrongPhase(phase=stage.value, mechanic="winning")
     if stage not in move.stages and stage is Stage.APPEAL:
         return outcomes.AppealPending(appeals=[a.id for a in state.open_appeals])
     refused = _role_bar(state, cmd, move.role)
@@ -179,13 +221,13 @@ def _outside(state: GameState, cmd: Command, move: Move, stage: Stage) -> outcom
     if move.outside is Reason.DEBATE_OVER:  # a move on the debate of a proposal (112)
         number = getattr(cmd, "number", 0) or state.current_proposal
         if number is None:
-            return outcomes.WrongPhase(phase=stage.value, rule="202")
+            return outcomes.WrongPhase(phase=stage.value, mechanic="turn")
         if state.proposal(number) is None:
             return outcomes.UnknownProposal(number=number)
         return outcomes.DebateOver(number=number)
     if move.outside is Reason.NO_TIE:
         return outcomes.NoTie()
-    return outcomes.WrongPhase(phase=stage.value, rule="202")
+    return outcomes.WrongPhase(phase=stage.value, mechanic="turn")
 
 
 def _role_bar(state: GameState, cmd: Command, role: Role) -> outcomes.Refused | None:
@@ -217,6 +259,8 @@ def _role_bar(state: GameState, cmd: Command, role: Role) -> outcomes.Refused | 
             if appeal is not None and appeal in state.open_appeals
             else sender
         )
+        if judge is None and appeal is not None:
+            return outcomes.NoJudgeYet(id=appeal.id)
         if judge != sender:
             return outcomes.NotJudge(id=cmd.appeal.upper(), judge=_name(state, judge))
     return None
@@ -234,6 +278,8 @@ def markdown() -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for move in TABLE:
         marks = ["yes" if s in move.stages else "·" for s in stages]
-        row = [f"`{move.name}`", move.role.value, *marks, move.rules or "—", move.note or ""]
+        seeds = dict.fromkeys(str(SPEC[m].seed) for m in move.grants)
+        rules = ", ".join(seeds) or "—"
+        row = [f"`{move.name}`", move.role.value, *marks, rules, move.note or ""]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines) + "\n"

@@ -12,7 +12,6 @@ from datetime import timedelta
 
 from referee.core import notices, outcomes, params, view
 from referee.core.adoption import (
-    check_limits,
     check_outcome,
     check_sets,
     diff,
@@ -55,7 +54,6 @@ def propose(step: Step, cmd: Propose) -> outcomes.Accepted:
         raise Refusal(outcomes.EmptyText())
     if not kind.has_text:
         text = ""
-    check_limits(step, kind, rule)
     check_sets(step, kind, sets)
     old_text = old_text_of(kind, rule, amendment)
     p = step.params()

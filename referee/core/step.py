@@ -7,10 +7,10 @@ refuses; `Decision` is what `decide` returns. Also `find_player` (201: players b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from referee.core import notices, outcomes, params, view
+from referee.core import mechanics, notices, outcomes, params, view
 from referee.core.changes import (
     Changes,
     RuleChange,
@@ -93,7 +93,7 @@ class Step:
         self, to: tuple[str, ...], payload: notices.NoticePayload, thread: Thread | None = None
     ) -> None:
         if to:
-            self.effects.append(Notice(to, payload, thread))
+            self.effects.append(Notice(to, payload, thread, mechanics.citations(self.state)))
 
     def to_king(self) -> tuple[str, ...]:
         return (self.state.king,) if self.state.king else ()
@@ -106,16 +106,47 @@ class Step:
         self.changes = self.changes.plus(change)
 
     def publish_changes(self) -> None:
-        """205: one ruleset-and-scores mail per step, opening with what changed."""
-        if self.changes:
+        """205: after every change, the ruleset and the scores, opening with what changed.
+
+        A step that changed the rules sends the full ruleset and scores, in the game's ruleset
+        thread. A step that changed the scores alone sends the scores and what changed: inside
+        the mail that already goes to everyone in this step (the next turn, the winner), else
+        as a scores mail of its own in the same thread. Never the same ruleset twice a turn.
+        """
+        if not self.changes:
+            return
+        data = changes_data(self.changes, self.state.current_number)
+        self.changes = Changes()
+        if data["rules"]:
             self.notify(
                 EVERYONE,
-                notices.Ruleset(
-                    changes_data(self.changes, self.state.current_number),
-                    **view.ruleset_data(self.state),
-                ),
+                notices.Ruleset(data, **view.ruleset_data(self.state)),
+                Thread.ruleset(),
             )
-            self.changes = Changes()
+            return
+        scores = view.scores_data(self.state)
+        for index, effect in enumerate(self.effects):
+            if not isinstance(effect, Notice) or effect.to != EVERYONE:
+                continue
+            payload = effect.payload
+            if isinstance(payload, notices.TurnStarted):
+                folded: notices.NoticePayload = replace(payload, changes=data, scores=scores)
+            elif isinstance(payload, notices.Winner):
+                folded = replace(payload, changes=data, scores=scores)
+            else:
+                continue
+            self.effects[index] = replace(effect, payload=folded)
+            return
+        self.notify(
+            EVERYONE,
+            notices.Scores(
+                changes=data,
+                scores=scores,
+                king=view.ruleset_data(self.state)["king"],
+                winning_score=self.params()["winning_score"],
+            ),
+            Thread.ruleset(),
+        )
 
     def name_of(self, email: str | None) -> str:
         if email is None:
@@ -125,6 +156,8 @@ class Step:
 
     def resolve(self, who: str) -> Player:
         p = find_player(self.state, who)
-        if p is None or not p.active:
+        if p is None:
             raise Refusal(outcomes.UnknownPlayer(who=who))
+        if not p.active:  # 114: known, but gone
+            raise Refusal(outcomes.PlayerLeft(who=p.name))
         return p

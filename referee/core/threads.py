@@ -2,9 +2,10 @@
 
 A proposal's circulation, reminders, result and debate share the thread `proposal-301`; the
 King's prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1`
-(212, 213), `tie` (209); debate said outside any proposal goes to `table` (112). The mail layer
-writes a thread into Message-IDs and reads it back from a reply's In-Reply-To or References;
-both go through `Thread.name` and `Thread.parse`.
+(212, 213), `tie` (209); debate said outside any proposal goes to `table` (112); the records of
+rule 205 (the opening ruleset, every ruleset and scores mail) share one thread per game,
+`ruleset`. The mail layer writes a thread into Message-IDs and reads it back from a reply's
+In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ class ThreadKind(enum.StrEnum):
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
     TABLE = "table"  # 112: debate said to the table outside any proposal (SAY)
+    RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
 
 
 _PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
-_NAME = re.compile(r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table)")
+_NAME = re.compile(
+    r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table|ruleset)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Thread:
     """One thread of a game's mail: a kind and what it is about."""
 
     kind: ThreadKind
-    key: str = ""  # "301", "A1", "202-305"; empty for the tie
+    key: str = ""  # "301", "A1", "202-305"; empty for the tie and the ruleset
 
     @classmethod
     def proposal(cls, number: int) -> Thread:
@@ -59,6 +63,10 @@ class Thread:
     @classmethod
     def table(cls) -> Thread:
         return cls(ThreadKind.TABLE)
+
+    @classmethod
+    def ruleset(cls) -> Thread:
+        return cls(ThreadKind.RULESET)
 
     @property
     def name(self) -> str:

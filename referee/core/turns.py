@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from referee.core import notices, outcomes, view
+from referee.core import mechanics, notices, outcomes, view
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -29,7 +29,7 @@ from referee.core.model import (
     ProposalStatus,
 )
 from referee.core.order import player_key, turn_order
-from referee.core.step import DAY, RULE_ADOPTION, Refusal, Step
+from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 
 
@@ -45,7 +45,10 @@ def start_turn(step: Step, email: str) -> None:
     step.notify(
         EVERYONE,
         notices.TurnStarted(
-            player=step.name_of(email), email=email, round=step.state.rounds_completed + 1
+            player=step.name_of(email),
+            email=email,
+            round=step.state.rounds_completed + 1,
+            example=mechanics.example_rule(step.state),
         ),
     )
 
@@ -101,8 +104,8 @@ def maybe_switch_to_majority(step: Step) -> None:
     s = step.state
     if s.adoption is Adoption.MAJORITY or s.rule_204_amended:
         return
-    rule = s.rule_by_identity(RULE_ADOPTION)
-    if rule is None or not rule.in_force:
+    rule = mechanics.owner(s, mechanics.Mechanic.MAJORITY)
+    if rule is None:  # 204 repealed: the adoption rule in force stays as it was
         return
     if s.rounds_completed < step.params()["majority_after_rounds"]:
         return
@@ -110,7 +113,13 @@ def maybe_switch_to_majority(step: Step) -> None:
     step.state = replace(s, adoption=Adoption.MAJORITY).with_rule(
         replace(rule, history=(*rule.history, entry))
     )
-    step.notify(EVERYONE, notices.MajorityNow(rule=rule.number, rounds=step.state.rounds_completed))
+    step.notify(
+        EVERYONE,
+        notices.MajorityNow(
+            rounds=step.state.rounds_completed,
+            dissent=mechanics.runs(step.state, mechanics.Mechanic.DISSENT),
+        ),
+    )
     step.record(RuleChange(RuleChangeKind.MAJORITY, rule.identity, rule.number, rule.number))
 
 
@@ -152,7 +161,7 @@ def check_winner(step: Step) -> None:
     target = step.params()["winning_score"]
     crossing = [p for p in turn_order(step.state) if p.score >= target]
     if len(crossing) == 1:
-        finish(step, crossing[0].email, "209")
+        finish(step, crossing[0].email, "winning")
     elif len(crossing) > 1:
         emails = tuple(p.email for p in crossing)
         step.state = replace(step.state, tie=emails, reminder_at=None)
@@ -184,7 +193,7 @@ def settle_tie(step: Step) -> None:
         return
     step.state = replace(s, tie=level)
     if len(level) == 1:
-        finish(step, level[0], "209")
+        finish(step, level[0], "winning")
     elif not level:  # nobody is over the line any more: the turn goes on where it stood
         turn_player = s.player(s.turn_player or "")
         if s.phase is Phase.AWARD:  # the award was given: the turn is over
@@ -205,7 +214,6 @@ def finish(step: Step, winner: str | None, rule: str) -> None:
             winner=player.name if player else "",
             score=player.score if player else 0,
             rule=rule,
-            number=step.state.current_number(int(rule)),
             scores=view.scores_data(step.state),
         ),
     )
@@ -215,5 +223,5 @@ def name_winner(step: Step, cmd: NameWinner) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email not in step.state.tie:
         raise Refusal(outcomes.NotInTie(who=chosen.name))
-    finish(step, chosen.email, "209")
+    finish(step, chosen.email, "winning")
     return outcomes.WinnerNamed(winner=chosen.name)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from referee.core import labels, params
+from referee.core import labels, mechanics, params
 from referee.core.model import Appeal, GameState, Phase, Proposal, Rule
 from referee.core.order import turn_order
 
@@ -121,12 +121,14 @@ def scores_data(state: GameState) -> list[dict[str, Any]]:
 
 
 def house_values(state: GameState) -> list[dict[str, Any]]:
-    """The parameters no rule in force carries: their house value holds (config, else default)."""
+    """The parameters no rule in force carries: their house value holds (config, else default).
+    A parameter of a mechanic that no longer runs (206's bonus once 206 is repealed) is not
+    listed: a house value never revives a repealed rule."""
     values = params.effective(state)
     return [
         {"name": s.name, "value": values[s.name], "meaning": s.meaning}
         for s in params.SPECS
-        if params.carrier(state, s.name) is None
+        if params.carrier(state, s.name) is None and mechanics.parameter_runs(state, s.name)
     ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from referee.core import notices, outcomes, view
+from referee.core import mechanics, notices, outcomes, view
 from referee.core.adoption import adopt, recheck, rule_mutable
 from referee.core.changes import (
     Changes,
@@ -82,7 +82,8 @@ def close_vote(step: Step) -> None:
     before, mark = step.changes, len(step.effects)
     if passed:
         adopt(step, closed)
-        if not unanimous:  # 206: only when a change could pass without unanimity
+        # 206: only when a change could pass without unanimity, and while a rule grants it
+        if not unanimous and mechanics.runs(step.state, mechanics.Mechanic.DISSENT):
             dissent_bonus(step, ballots, closed.number)
     made = Changes(
         step.changes.rules[len(before.rules) :], step.changes.scores[len(before.scores) :]

@@ -14,6 +14,11 @@ module only says whether it can be believed. Two ways to pass, tried in order:
    From domain, that covers the whole body (no `l=`) and signs From, Subject, Date and
    Message-ID; each of those must appear once (parse refuses a mail with two).
 
+A DKIM identity (`i=`, or `header.i` in the server's results) that names a mailbox must name
+the From mailbox: `dario@example.org` signs for Dario, not for Carla on the same domain. A
+server trusted through a wildcard (`*.example.net`) is believed only for the verdict of the
+host that took the mail in: the topmost `Received` line written by any trusted host names it.
+
 Alignment is DMARC's relaxed alignment: the same organisational domain, found with the public
 suffix list (`publicsuffixlist`), so `d=org` or `d=co.uk` is never aligned with anything.
 """
@@ -38,7 +43,8 @@ from referee.config import AuthConfig, Settings
 log = logging.getLogger("referee.auth")
 
 DnsLookup = Callable[..., bytes | None]
-SIGNED = ("from", "subject", "date", "message-id")  # a signature must cover each of these
+# A signature must cover each of these; To, so that a mail to someone else cannot be resent here.
+SIGNED = ("from", "to", "subject", "date", "message-id")
 _PSL = PublicSuffixList()
 
 
@@ -73,12 +79,12 @@ def authenticate(
     headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
     reasons: list[str] = []
     if config.trusted_authserv_id:
-        trusted = trusted_results(headers, config.trusted_authserv_id, from_domain)
+        trusted = trusted_results(headers, config.trusted_authserv_id, from_domain, sender)
         if trusted.ok:
             return trusted
         reasons.append(trusted.why)
     if config.verify_dkim:
-        own = verify_dkim(raw, headers, from_domain, dns)
+        own = verify_dkim(raw, headers, from_domain, dns, sender)
         if own.ok:
             return own
         reasons.append(own.why)
@@ -107,7 +113,18 @@ def _matches(name: str, trusted: Sequence[str]) -> bool:
     return False
 
 
-def trusted_results(headers: Message, trusted: Sequence[str], from_domain: str) -> Authentication:
+def same_mailbox(agent: str, sender: str) -> bool:
+    """Whether a DKIM identity (`i=`, `header.i`) may be the From address: `@example.org`
+    (the domain only) may; `dario@example.org` is Dario, never Carla (RFC 6376 3.5)."""
+    local, at, _domain = agent.strip().lower().rpartition("@")
+    if not at or not local:
+        return True
+    return local == sender.lower().rpartition("@")[0]
+
+
+def trusted_results(
+    headers: Message, trusted: Sequence[str], from_domain: str, sender: str = ""
+) -> Authentication:
     """The verdict of the topmost Authentication-Results written by a trusted server."""
     items = [(name.lower(), " ".join(str(value).split())) for name, value in headers.raw_items()]
     ours = [
@@ -128,6 +145,21 @@ def trusted_results(headers: Message, trusted: Sequence[str], from_domain: str) 
     ]
     if received and index > received[0]:
         return Authentication(False, f"the Authentication-Results of {server} came with the mail")
+    if server not in {t.lower() for t in trusted}:  # trusted through a wildcard (*.example.net)
+        # The verdict counts only from the host that took the mail in: the topmost Received
+        # line written by any trusted host names it, and the verdict stands above that line.
+        taken = [
+            (i, host.lower())
+            for i, (name, text) in enumerate(items)
+            if name == "received"
+            for host in _BY.findall(text)
+            if _matches(host.lower(), trusted)
+        ]
+        if not taken or taken[0][1] != server or index > taken[0][0]:
+            host = taken[0][1] if taken else "no trusted host"
+            return Authentication(
+                False, f"the Authentication-Results of {server} were not added by {host}"
+            )
     try:
         parsed = authres.AuthenticationResultsHeader.parse_value(value)
     except (authres.AuthResError, ValueError, IndexError) as exc:
@@ -145,6 +177,10 @@ def trusted_results(headers: Message, trusted: Sequence[str], from_domain: str) 
             continue
         if method == "dkim":
             signer = values.get("header.d") or values.get("header.i", "").rpartition("@")[2]
+            agent = values.get("header.i", "")
+            if sender and not same_mailbox(agent, sender):
+                seen[-1] = f"dkim=pass for {agent}, another mailbox"
+                continue
             if signer and aligned(signer, from_domain):
                 return Authentication(True, f"dkim=pass d={signer} by {server}")
         if method == "dmarc" and values.get("header.from", "") == from_domain:
@@ -157,7 +193,7 @@ def trusted_results(headers: Message, trusted: Sequence[str], from_domain: str) 
 
 
 def verify_dkim(
-    raw: bytes, headers: Message, from_domain: str, dns: DnsLookup | None
+    raw: bytes, headers: Message, from_domain: str, dns: DnsLookup | None, sender: str = ""
 ) -> Authentication:
     signatures = headers.get_all("DKIM-Signature", [])
     if not signatures:
@@ -182,6 +218,10 @@ def verify_dkim(
             continue
         if not aligned(signer, from_domain):
             reasons.append(f"DKIM d={signer} not aligned with {from_domain}")
+            continue
+        agent = tags.get(b"i", b"").decode("ascii", "replace")
+        if sender and not same_mailbox(agent, sender):
+            reasons.append(f"DKIM i={agent} names another mailbox")
             continue
         checker = dkim.DKIM(raw)
         try:

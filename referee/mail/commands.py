@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from referee.core import numerals
 from referee.core.events import (
@@ -35,7 +36,9 @@ from referee.core.events import (
     SetParameter,
     Vote,
 )
+from referee.core.mechanics import Mechanic
 from referee.core.model import DebateDelivery, ProposalKind
+from referee.core.procedure import LEGALITY
 
 END_WORDS = ("END", "FINE")
 YES_WORDS = ("YES", "Y", "SI", "AYE", "FOR", "FAVOREVOLE", "FAVORE")
@@ -80,7 +83,7 @@ class CommandSpec:
     help_it: str
     build: Builder
     multiline: bool = False
-    rules: str = ""
+    also: tuple[Mechanic, ...] = ()  # what grants this form beyond its command's row (procedure)
     # Also an everyday word ("Say, Carla...", "Debate is healthy"): a line that does not read
     # cleanly as this command (no END, wrong arguments) is the player's prose, not a command.
     prose: bool = False
@@ -339,7 +342,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "al tuo turno: proponi una nuova regola (righe IMPOSTA per i parametri)",
         _propose(K.ENACT),
         multiline=True,
-        rules="103, 201",
+        also=(Mechanic.CAP,),
     ),
     CommandSpec(
         "propose-enact-amendment",
@@ -351,7 +354,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "al tuo turno: proponi un emendamento alla regola N",
         _propose(K.ENACT_AMENDMENT),
         multiline=True,
-        rules="103, 109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "propose-amend-amendment",
@@ -363,7 +366,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "al tuo turno: proponi un nuovo testo per l'emendamento N.K",
         _propose(K.AMEND_AMENDMENT),
         multiline=True,
-        rules="103, 109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "propose-repeal-amendment",
@@ -374,7 +377,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "your turn: propose to repeal amendment N.K",
         "al tuo turno: proponi di abrogare l'emendamento N.K",
         _propose(K.REPEAL_AMENDMENT),
-        rules="103, 109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "propose-amend",
@@ -386,7 +389,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "al tuo turno: proponi un nuovo testo per la regola mutabile N",
         _propose(K.AMEND),
         multiline=True,
-        rules="103, 109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "propose-repeal",
@@ -397,7 +400,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "your turn: propose to repeal mutable rule N",
         "al tuo turno: proponi di abrogare la regola mutabile N",
         _propose(K.REPEAL),
-        rules="103, 115",
+        also=(Mechanic.MUTABLE_MIN,),
     ),
     CommandSpec(
         "propose-transmute",
@@ -408,7 +411,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "your turn: propose to make rule N mutable if immutable, or the reverse",
         "al tuo turno: proponi di rendere la regola N mutabile se immutabile, o viceversa",
         _propose(K.TRANSMUTE),
-        rules="103, 110",
+        also=(Mechanic.TRANSMUTATION,),
     ),
     CommandSpec(
         "revise",
@@ -420,7 +423,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "durante il dibattito, il testo finale del proponente (i voti già dati decadono)",
         _revise,
         multiline=True,
-        rules="112",
     ),
     CommandSpec(
         "vote",
@@ -431,7 +433,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "your vote on proposal N; a later vote replaces it until the vote closes",
         "il tuo voto sulla proposta N; un voto successivo lo sostituisce fino alla chiusura",
         _vote,
-        rules="203, 208",
     ),
     CommandSpec(
         "appeal",
@@ -443,7 +444,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "appellarsi al Re sulla liceità di una mossa o sul senso di una regola",
         _text(OpenAppeal),
         multiline=True,
-        rules="212",
     ),
     CommandSpec(
         "champion",
@@ -454,7 +454,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "the King: name who judges appeal A in his place",
         "il Re: nomina chi giudica l'appello A al suo posto",
         _appeal_who(NameChampion),
-        rules="212, 213",
     ),
     CommandSpec(
         "ruling",
@@ -468,7 +467,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "per un'accusa; IMPOSSIBILE <giocatore> se il gioco non può continuare, 215)",
         _ruling,
         multiline=True,
-        rules="212, 213, 215",
     ),
     CommandSpec(
         "agree",
@@ -479,7 +477,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "you agree with the latest ruling on appeal A",
         "sei d'accordo con l'ultima sentenza sull'appello A",
         _agree(True),
-        rules="212",
     ),
     CommandSpec(
         "disagree",
@@ -490,7 +487,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "you disagree with the latest ruling on appeal A",
         "non sei d'accordo con l'ultima sentenza sull'appello A",
         _agree(False),
-        rules="212",
     ),
     CommandSpec(
         "accuse",
@@ -502,7 +498,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "un suddito: accusa il Re di aver falsato un risultato o cambiato le regole",
         _text(Accuse),
         multiline=True,
-        rules="213",
     ),
     CommandSpec(
         "crown",
@@ -513,7 +508,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "a deposed King: choose the new King",
         "un Re deposto: scegli il nuovo Re",
         _who(Crown),
-        rules="213, 214",
     ),
     CommandSpec(
         "award",
@@ -524,7 +518,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "the King: the points for the player whose turn ends",
         "il Re: i punti al giocatore che chiude il turno",
         _award,
-        rules="202",
     ),
     CommandSpec(
         "extend",
@@ -535,7 +528,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "the King: lengthen the debate on the current proposal by D days",
         "il Re: allunga di G giorni il dibattito sulla proposta in corso",
         _extend,
-        rules="112",
     ),
     CommandSpec(
         "confirm",
@@ -546,7 +538,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "the King: keep the parameters of rule N as they were after an amendment",
         "il Re: mantieni i parametri della regola N dopo un emendamento",
         _confirm,
-        rules="111, 211",
     ),
     CommandSpec(
         "set",
@@ -557,7 +548,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "inside a proposal: a parameter it sets; alone, the King's answer to a prompt",
         "in una proposta: un parametro che imposta; da solo, la risposta del Re",
         _set,
-        rules="111, 211",
     ),
     CommandSpec(
         "winner",
@@ -568,7 +558,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "the King: who wins when several reach the score together",
         "il Re: chi vince se più giocatori raggiungono insieme il punteggio",
         _who(NameWinner),
-        rules="209",
     ),
     CommandSpec(
         "say",
@@ -582,7 +571,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "risposta alla mail di una proposta non ne ha bisogno: le sue parole vanno al tavolo)",
         _say,
         multiline=True,
-        rules="112",
         prose=True,
     ),
     CommandSpec(
@@ -594,7 +582,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "how the debate reaches you: every message, one digest a day, or none",
         "come ti arriva il dibattito: ogni messaggio, un riassunto al giorno, o niente",
         _delivery,
-        rules="112",
         prose=True,
     ),
     CommandSpec(
@@ -606,7 +593,6 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "leave the game",
         "lascia il gioco",
         _no_args(Quit),
-        rules="114",
     ),
     CommandSpec(
         "status",
@@ -638,7 +624,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "la regola N (un vecchio numero trova quello nuovo; o la sua etichetta, § 2.2, o il "
         "percorso, II/III)",
         _query(QueryKind.RULE, True),
-        rules="109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "history",
@@ -649,7 +635,7 @@ REGISTRY: tuple[CommandSpec, ...] = (
         "every change to rule N, with its numbers",
         "ogni modifica della regola N",
         _query(QueryKind.HISTORY, True),
-        rules="109",
+        also=(Mechanic.NUMBERING,),
     ),
     CommandSpec(
         "scores",
@@ -804,8 +790,44 @@ def _split_sets(lines: Sequence[str]) -> tuple[list[str], tuple[tuple[str, str],
     return kept, tuple(sets)
 
 
-def help_rows(language: str) -> list[dict[str, str]]:
+_COMMAND_OF: dict[str, type] = {
+    "revise": Revise,
+    "vote": Vote,
+    "appeal": OpenAppeal,
+    "champion": NameChampion,
+    "ruling": GiveRuling,
+    "agree": Agree,
+    "disagree": Agree,
+    "accuse": Accuse,
+    "crown": Crown,
+    "award": Award,
+    "extend": Extend,
+    "confirm": Confirm,
+    "set": SetParameter,
+    "winner": NameWinner,
+    "quit": Quit,
+    "say": Debate,
+    "debate": ChooseDelivery,
+}
+
+
+def command_of(spec: CommandSpec) -> type:
+    """The engine command a spec builds, whose row in the legality table grants it."""
+    if spec.name.startswith("propose"):
+        return Propose
+    return _COMMAND_OF.get(spec.name, Query)
+
+
+def grants(spec: CommandSpec) -> tuple[str, ...]:
+    """The mechanics that grant a command: its row in the legality table, then its own."""
+    row = LEGALITY[command_of(spec)].grants
+    return tuple(dict.fromkeys(m.value for m in (*row, *spec.also)))
+
+
+def help_rows(language: str) -> list[dict[str, Any]]:
+    """HELP's lines: each command's syntax, description and the mechanics that grant it,
+    which the reply cites as the rules stand (`cite(*row.rules)`)."""
     return [
-        {"syntax": s.syntax(language), "description": s.description(language), "rules": s.rules}
+        {"syntax": s.syntax(language), "description": s.description(language), "rules": grants(s)}
         for s in REGISTRY
     ]

@@ -82,6 +82,7 @@ class InboundMail:
     sender_problem: str = ""  # why there is no sender: "two addresses", "a group", ...
     duplicated: tuple[str, ...] = ()  # headers that appear more than once
     body_digest: str = ""  # SHA-256 of the raw body, line ends normalised
+    recipients: tuple[str, ...] = ()  # the addresses in To and Cc, lower-cased
 
     @property
     def own_words(self) -> str:
@@ -125,7 +126,23 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
         sender_problem=problem,
         duplicated=duplicated(message),
         body_digest=body_digest(raw),
+        recipients=recipients_of(message),
     )
+
+
+def recipients_of(message: Message) -> tuple[str, ...]:
+    """Every address in To and Cc, parsed with the stdlib (encoded words never make one)."""
+    found: list[str] = []
+    for name, value in message.raw_items():
+        if name.lower() not in ("to", "cc"):
+            continue
+        try:
+            header = policy.default.header_fetch_parse(name, str(value))
+        except Exception:  # the stdlib parser's own errors on hostile input: no address here
+            continue
+        for address in getattr(header, "addresses", ()):
+            found.append(str(address.addr_spec).lower())
+    return tuple(found)
 
 
 def body_digest(raw: bytes) -> str:

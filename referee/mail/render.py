@@ -114,6 +114,7 @@ class Renderer:
         self._tokens = _Tokens()
         self._marked = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
         self._markup = MailMarkup(self.words.get("accent"))
+        self._cites: Mapping[str, Mapping[str, str]] = {}
 
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
@@ -137,6 +138,7 @@ class Renderer:
             plural=plural,
             diff_of=diff_of,
             legend=legend,
+            cite=self.cite,
         )
         env.tests["block"] = opens_block
         return env
@@ -157,6 +159,34 @@ class Renderer:
         key = str(value)
         return self.words.get(table, {}).get(key, key)
 
+    def cite(self, *mechanics: str) -> str:
+        """The rules that carry `mechanics` as they stood when the mail was written, in the
+        mail's words: "rule 212", "rule 304, formerly 209", "former rule 206, repealed" (109).
+
+        Templates never hold a rule's number: they name the mechanic (`cite("appeals")`) and
+        the citations come with the data (`referee.core.mechanics.citations`)."""
+        forms = self.words.get("cite", {})
+        for name in mechanics:
+            if name not in self._cites:
+                raise KeyError(f"no citation of {name!r} in the mail's data")
+        cites = [self._cites[name] for name in mechanics]
+        plain = list(dict.fromkeys(c["name"] for c in cites))
+        if len(plain) > 1 and all(c["state"] == "in_force" and not c["was"] for c in cites):
+            return forms["rules"].format(names=", ".join(plain))  # "rules 212, 213"
+        out: list[str] = []
+        for cited in cites:
+            if cited["state"] == "house":
+                text = forms["house"]
+            elif cited["state"] == "repealed":
+                text = forms["repealed"].format(name=cited["name"])
+            elif cited["was"]:
+                text = forms["formerly"].format(name=cited["name"], was=cited["was"])
+            else:
+                text = forms["rule"].format(name=cited["name"])
+            if text not in out:
+                out.append(text)
+        return "; ".join(out)
+
     def template_name(self, kind: str) -> str:
         return f"{self.language}/{kind}.md.j2"
 
@@ -168,6 +198,7 @@ class Renderer:
     def render(self, kind: str, context: Mapping[str, Any]) -> Rendered:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
+        self._cites = context.get("cites") or {}
         context = printable_data(dict(context))  # the text as written, its controls made visible
         subject = _subject(self._plain.get_template(name + _SUBJECT).render(**context))
         self._tokens.values = []

@@ -600,6 +600,8 @@ _FORGET_QUARANTINED = delete(_INBOUND_T).where(
     _INBOUND.dedupe_key == bindparam("k"),
     _INBOUND.status == "quarantined",
 )
+# The note of mail whose sender was not shown to have sent it (screening: `believed`).
+UNBELIEVED = "unbelieved "
 _TODAY = (
     select(
         func.count(),
@@ -616,6 +618,7 @@ _TODAY = (
         _INBOUND.received_at >= bindparam("start"),
         _INBOUND.received_at < bindparam("end"),
         _INBOUND.status.in_(("processed", "refused")),
+        ~_INBOUND.note.startswith(UNBELIEVED),  # a forger never spends a player's allowance
     )
 )
 _NOTES_TODAY = (

@@ -47,6 +47,17 @@
     to.addEventListener("change", update);
     update();
   }
+  // About 60 characters before the match and 140 after, widened to whole words: a snippet
+  // never starts or ends inside a word, and says with "…" only where text was left out.
+  function snippet(text, at) {
+    var start = Math.max(0, at - 60), end = Math.min(text.length, at + 140);
+    if (start > 0) { start = text.lastIndexOf(" ", start) + 1; }
+    if (end < text.length) {
+      var space = text.indexOf(" ", end);
+      end = space < 0 ? text.length : space;
+    }
+    return (start > 0 ? "…" : "") + text.slice(start, end) + (end < text.length ? "…" : "");
+  }
   window.nomicSearch = function (ruleWord) {
     var index = window.NOMIC_INDEX || [];
     var input = document.getElementById("q"), list = document.getElementById("results");
@@ -67,9 +78,8 @@
         link.href = "rules/" + r.i + ".html";
         link.textContent = ruleWord + " " + r.n + (r.t ? " — " + r.t : "");
         if (!r.f) { link.className = "gone"; }
-        var at = r.x.toLowerCase().indexOf(terms[0]);
         var excerpt = document.createElement("p");
-        excerpt.textContent = (at > 60 ? "…" : "") + r.x.slice(Math.max(0, at - 60), at + 140) + "…";
+        excerpt.textContent = snippet(r.x, Math.max(0, r.x.toLowerCase().indexOf(terms[0])));
         item.appendChild(link);
         item.appendChild(excerpt);
         list.appendChild(item);

@@ -1,0 +1,77 @@
+"""`nomic-referee status --check`: is the running game healthy? For cron and monitors (205).
+
+It exits non-zero, one line per problem, when mail waits too long in the outbox (the SMTP
+server refuses or is down), when mail is quarantined or undeliverable (an operator must look),
+or when no `run` process has held the game for too long (so no one reads the inbox;
+`--unread-minutes 0` turns that one off for `run --once` from cron).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from referee.store.store import Store
+from referee.store.tables import GameOwnerRow, OutboxRow
+
+
+@dataclass(frozen=True)
+class Health:
+    problems: tuple[str, ...]
+    oldest_waiting: timedelta | None  # the age of the oldest mail not yet sent
+    lease_age: timedelta | None  # how long since a `run` process last held the game
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def check(store: Store, game_id: int, now: datetime, stuck: timedelta, unread: timedelta) -> Health:
+    counts = store.counts(game_id)
+    with Session(store.engine) as session:
+        oldest = session.exec(
+            select(func.min(OutboxRow.created_at)).where(
+                OutboxRow.game_id == game_id,
+                OutboxRow.status.in_(("pending", "sending")),  # type: ignore[attr-defined]
+            )
+        ).one()
+        lease = session.get(GameOwnerRow, game_id)
+    problems = []
+    waiting = now - _aware(oldest) if isinstance(oldest, datetime) else None
+    if waiting is not None and waiting > stuck:
+        problems.append(
+            f"outbox stuck: the oldest waiting mail is {_minutes(waiting)} old "
+            f"({counts.get('pending', 0) + counts.get('sending', 0)} waiting); see "
+            "`nomic-referee outbox CONFIG --status waiting` and the log's SMTP errors"
+        )
+    if counts.get("quarantined", 0):
+        problems.append(
+            f"{counts['quarantined']} mail(s) in quarantine: read the log, fix, move them back "
+            "to the inbox"
+        )
+    if counts.get("failed", 0):
+        problems.append(
+            f"{counts['failed']} mail(s) undeliverable: `nomic-referee outbox CONFIG --status "
+            "undeliverable`"
+        )
+    held = now - _aware(lease.expires_at) if lease is not None else None
+    if not unread:
+        pass  # `run --once` from cron holds no lease between runs: the operator said so
+    elif lease is None:
+        problems.append(
+            "no `run` process works this game: the inbox is not read (with `run --once` "
+            "from cron, give --unread-minutes 0)"
+        )
+    elif held is not None and held > unread:
+        problems.append(
+            f"the inbox has not been read for {_minutes(held)}: no `run` process holds the game"
+        )
+    return Health(tuple(problems), waiting, held)
+
+
+def _minutes(span: timedelta) -> str:
+    minutes = int(span.total_seconds() // 60)
+    return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"

@@ -1,0 +1,196 @@
+"""Screening inbound mail: an ordered chain of named checks (issue 15; rules 101-215).
+
+Each check asks one question of a mail and, when the answer stops the mail, returns a
+`Verdict` naming itself: the check's name goes into the log line and the `inbound` record, so
+"why was this mail refused?" has a one-word answer. The order is data (`CHAIN`), and it
+matters: every check that can refuse a mail whose sender is not believed comes before
+`daily_allowance`, so a forger can never spend a player's allowance, and mail whose sender is
+not believed is answered by at most one short note a day per address, which never repeats
+anything of the refused mail (its subject, its text, its headers): the referee is nobody's
+mail cannon. `replay` and the live service run the same chain.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from referee.config import Settings
+from referee.core import outcomes
+from referee.core.events import Outcome, Reason
+from referee.core.model import GameState
+from referee.mail.auth import DnsLookup, authenticate
+from referee.mail.parse import InboundMail
+from referee.store.store import UNBELIEVED, UnitOfWork
+from referee.store.tables import InboundStatus
+
+
+class Answer(enum.Enum):
+    SILENCE = "silence"  # no mail back at all
+    NOTE = "note"  # the short note to an unbelieved sender: once a day per address, no text
+    STRANGER = "stranger"  # the note to someone not playing: once a day per address
+    REPLY = "reply"  # the usual reply, naming the refusal
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What the checks look at: one parsed mail, its raw bytes, when and where it arrived."""
+
+    mail: InboundMail
+    raw: bytes
+    at: datetime
+    state: GameState
+    settings: Settings
+    dns: DnsLookup | None
+    oversized: bool  # only the head was read
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A check that stopped the mail: what to record and how to answer."""
+
+    check: str
+    status: InboundStatus
+    answer: Answer
+    outcome: Outcome | None = None
+    why: str = ""  # for the log and the record, never for the reply to an unbelieved sender
+    believed: bool = True  # False: the named sender is not shown to have sent it
+
+    @property
+    def note(self) -> str:
+        """The `inbound.note`: unbelieved mail is marked so it never counts against anyone."""
+        code = str(self.outcome.code) if self.outcome is not None else self.check
+        text = code if not self.why else self.why if self.outcome is None else f"{code}: {self.why}"
+        return text if self.believed else f"{UNBELIEVED}{self.check}: {text}"
+
+
+Check = Callable[[Intake, UnitOfWork], Verdict | None]
+
+
+def automatic(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """A bounce, an auto-reply or the referee's own mail: never answered, never obeyed."""
+    mail = intake.mail
+    if mail.bounce or mail.automatic or mail.sender == intake.settings.game.address:
+        return Verdict("automatic", InboundStatus.IGNORED, Answer.SILENCE, why="")
+    return None
+
+
+def single_sender(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """No single mailbox in From: no one to answer and no one to obey."""
+    if intake.mail.sender:
+        return None
+    return Verdict(
+        "single_sender",
+        InboundStatus.REFUSED,
+        Answer.SILENCE,
+        why=f"{Reason.NO_SINGLE_SENDER}: {intake.mail.sender_problem}",  # kept as before
+        believed=False,
+    )
+
+
+def player(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """Only the game's players may command it; anyone else gets the stranger's note."""
+    if intake.state.player(intake.mail.sender) is not None:
+        return None
+    return Verdict("player", InboundStatus.STRANGER, Answer.STRANGER, believed=False)
+
+
+def whole_headers(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """A header the referee reads appears twice: which one did the signer sign?"""
+    if not intake.mail.duplicated:
+        return None
+    headers = ", ".join(intake.mail.duplicated)
+    return Verdict(
+        "whole_headers",
+        InboundStatus.REFUSED,
+        Answer.NOTE,
+        Outcome(outcomes.DuplicateHeader(headers=headers)),
+        why=headers,
+        believed=False,
+    )
+
+
+def authenticated(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The From address is vouched for by the trusted server or a DKIM signature (auth)."""
+    verdict = authenticate(intake.raw, intake.mail.sender, intake.settings.auth, intake.dns)
+    if verdict.ok:
+        return None
+    why = verdict.why
+    if intake.oversized:
+        why = f"too large to read whole, so no signature could be checked ({why})"
+    return Verdict(
+        "authenticated",
+        InboundStatus.REFUSED,
+        Answer.NOTE,
+        Outcome(outcomes.NotAuthenticated(why=why)),
+        why=why,
+        believed=False,
+    )
+
+
+def addressed_here(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The mail is written to this game: its address among To and Cc. A player's signed mail
+    to another game or to another player, resent here by whoever holds a copy, never acts."""
+    address = intake.settings.game.address.lower()
+    if address in intake.mail.recipients:
+        return None
+    why = "your mail is not addressed to this game"
+    refusal = outcomes.NotAddressed(address=intake.settings.game.address, why=why)
+    return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), why)
+
+
+def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The player's mail and commands today, counting only mail shown to be his."""
+    limits = intake.settings.limits
+    today = work.sender_today(intake.mail.sender, intake.at)
+    if today.mails >= limits.mails_per_day:
+        over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day)
+    elif today.commands >= limits.commands_per_day:
+        over = outcomes.DailyLimit(what="commands", limit=limits.commands_per_day)
+    else:
+        return None
+    # told once already (the first mail over the limit): silence till tomorrow
+    answer = Answer.REPLY if today.mails <= limits.mails_per_day else Answer.SILENCE
+    return Verdict("daily_allowance", InboundStatus.REFUSED, answer, Outcome(over))
+
+
+def size(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    limit = intake.settings.game.max_mail_bytes
+    if intake.mail.size <= limit:
+        return None
+    too_large = outcomes.TooLarge(limit=f"{limit // 1_000_000} MB")
+    return Verdict("size", InboundStatus.REFUSED, Answer.REPLY, Outcome(too_large))
+
+
+def length(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    longest = intake.settings.limits.max_body_chars
+    body = intake.mail.body
+    if len(body) <= longest:
+        return None
+    too_long = outcomes.TooLong(length=f"{len(body):,}", limit=f"{longest:,}")
+    return Verdict("length", InboundStatus.REFUSED, Answer.REPLY, Outcome(too_long))
+
+
+# The order is the policy: nothing that can refuse a forger's mail comes after the allowance.
+CHAIN: tuple[tuple[str, Check], ...] = (
+    ("automatic", automatic),
+    ("single_sender", single_sender),
+    ("player", player),
+    ("whole_headers", whole_headers),
+    ("authenticated", authenticated),
+    ("addressed_here", addressed_here),
+    ("daily_allowance", daily_allowance),
+    ("size", size),
+    ("length", length),
+)
+
+
+def screen(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """The first check that stops the mail, or None: the mail is read for commands."""
+    for _name, check in CHAIN:
+        verdict = check(intake, work)
+        if verdict is not None:
+            return verdict
+    return None
