@@ -821,16 +821,32 @@ def import_document(
         list[str] | None,
         typer.Option("--immutable", help="a rule (label, path or number) to make immutable"),
     ] = None,
+    immutable_under: Annotated[
+        list[str] | None,
+        typer.Option("--immutable-under", help="a heading: every rule under it is immutable"),
+    ] = None,
+    immutable_power: Annotated[
+        float | None,
+        typer.Option("--immutable-power", help="rules whose header gives this power or more"),
+    ] = None,
     carry: Annotated[
         list[str] | None,
         typer.Option("--carry", help="NAME=RULE: the rule that carries a game parameter"),
     ] = None,
+    dismiss: Annotated[
+        list[str] | None,
+        typer.Option("--dismiss", help="a parameter whose value stated in a rule is set aside"),
+    ] = None,
     language: Annotated[str, typer.Option(help="the document's language (it, en, ...)")] = "",
+    strict: Annotated[
+        bool, typer.Option("--strict", help="exit non-zero when the result looks wrong")
+    ] = False,
 ) -> None:
     """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
     import tempfile
 
-    from referee import importer, rulebook
+    from referee import findings, importer, rulebook
+    from referee.core import params
 
     try:
         text = document.read_text(encoding="utf-8")
@@ -842,21 +858,60 @@ def import_document(
         if not sep or not name.strip() or not ref.strip():
             fail(f"--carry {item!r}: write NAME=RULE, e.g. --carry 'winning_score=§ 5.4'")
         pairs.append((name.strip(), ref.strip()))
+    for name in dismiss or []:
+        if name not in params.SPEC_BY_NAME:
+            fail(f"--dismiss {name!r}: not a parameter ({', '.join(params.SPEC_BY_NAME)})")
     doc = importer.read_document(text)
-    options = importer.Options(language, tuple(immutable or ()), tuple(pairs))
+    marked = list(immutable or ())
+    for heading in immutable_under or []:
+        under = importer.immutable_under(doc, heading)
+        if not under:
+            fail(f"--immutable-under {heading!r}: no heading of that name has rules under it")
+        marked += under
+    if immutable_power is not None:
+        marked += importer.immutable_by_power(doc, immutable_power)
+    stated = findings.candidates(doc)
+    options = importer.Options(
+        language,
+        tuple(dict.fromkeys(marked)),
+        tuple(pairs),
+        tuple((c.parameter, c.value, c.rule, c.sentence) for c in stated),
+        tuple(dismiss or ()),
+    )
     try:
         with tempfile.TemporaryDirectory() as scratch:  # the options must name real rules
             importer.write_folder(doc, options, str(document), Path(scratch))
-            ruleset = rulebook.load_folder(Path(scratch))
+            ruleset = rulebook.load_folder(Path(scratch), settled=False)
         importer.write_folder(doc, options, str(document), out)
     except (OSError, rulebook.RulesetError) as exc:
         fail(str(exc))
-    typer.echo("\n".join(importer.summary(doc)))
+    lines = importer.summary(doc)
+    typer.echo("\n".join(lines))
+    handled = {name for name, _ in pairs} | set(dismiss or ())
+    waiting = [c for c in stated if c.parameter not in handled]
+    if stated:
+        typer.echo("values the rules state for parameters the referee enforces:")
+        typer.echo("\n".join(findings.describe(stated)))
+    if waiting:
+        names = sorted({c.parameter for c in waiting})
+        typer.echo(
+            f"init refuses until each is carried (--carry NAME=RULE, or [carry] in "
+            f"{out}/ruleset.toml) or dismissed (--dismiss NAME, or 'dismissed'): "
+            + ", ".join(names)
+        )
+    mechanics = findings.unenforced(doc)
+    if mechanics:
+        typer.echo("the referee will not enforce these; they stay with the players:")
+        for name, where in mechanics:
+            shown = ", ".join(where[:6]) + (" …" if len(where) > 6 else "")
+            typer.echo(f"  {name} (rule {shown})")
     mutable = sum(1 for r in ruleset.rules if r.mutable)
     typer.echo(
         f"wrote {counted(len(ruleset.rules), 'rule')} to {out} ({mutable} mutable); review them, "
         "then point [game] ruleset at the folder and run init"
     )
+    if strict and importer.warnings(doc):
+        raise typer.Exit(1)
 
 
 @app.command()

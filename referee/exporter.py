@@ -1,7 +1,9 @@
 """Write a ruleset folder back as one document, in the source's own numbering (101, 109).
 
-The inverse of `referee.importer`: the title, the preamble, then every heading (placed before
-the rule it was found before) and every rule with its marker as written (`• § 2.2.1.`, `IV.`).
+The inverse of `referee.importer`: the title, the preamble, then every heading and passage of
+document text (placed before the rule it was found before) and every rule in the document's
+order with its header as written (`• § 2.2.1.`, `IV.`, `Rule 2327/3 (Power=1)` and its title),
+its text and its History / Annotations blocks.
 `export(import(doc))` gives the document back up to whitespace. A folder written by hand or a
 built-in one (no markers) is written as Nomic writes rules: `101. text`.
 """
@@ -20,6 +22,18 @@ class _Entry:
     number: int
     marker: str
     text: str
+    position: int
+    history: str
+
+    def block(self) -> str:
+        """The rule as the document wrote it: its header, its text, its history."""
+        if not self.marker:
+            body = self.text
+        elif self.marker.endswith("\n"):  # a header on lines of its own
+            body = self.marker + "\n" + self.text
+        else:
+            body = f"{self.marker} {self.text}"
+        return body + ("\n\n" + self.history if self.history else "")
 
 
 def _rules(folder: Path) -> list[_Entry]:
@@ -33,12 +47,24 @@ def _rules(folder: Path) -> list[_Entry]:
         if not isinstance(marker, str):
             label = meta.get("label")
             marker = f"{label}." if isinstance(label, str) and label else f"{number}."
-        entries.append(_Entry(number, marker, text))
-    return sorted(entries, key=lambda e: e.number)
+        position = meta.get("position")
+        history = meta.get("history", "")
+        entries.append(
+            _Entry(
+                number,
+                marker,
+                text,
+                position if isinstance(position, int) else 1 << 62,
+                history if isinstance(history, str) else "",
+            )
+        )
+    return sorted(entries, key=lambda e: (e.position, e.number))
 
 
 def _heading_line(heading: dict[str, Any], markdown: bool) -> str:
     line = str(heading.get("line", ""))
+    if heading.get("kind") == "text":
+        return ""
     if markdown and not line.lstrip().startswith("#") and "\n" not in line:
         depth = heading.get("depth", 1)
         level = depth + 1 if isinstance(depth, int) else 2
@@ -69,17 +95,22 @@ def export(folder: Path, form: str | None = None) -> str:
     def heading_blocks(before: int | None) -> None:
         for heading in headings:
             if heading.get("before") == before:
-                blocks.append(_heading_line(heading, markdown))
+                line = _heading_line(heading, markdown)
+                if line:
+                    blocks.append(line)
                 if heading.get("text"):
                     blocks.append(str(heading["text"]))
 
     numbers = {r.number for r in rules}
     for rule in rules:
         heading_blocks(rule.number)
-        blocks.append(f"{rule.marker} {rule.text}" if rule.marker else rule.text)
-    trailing = [h for h in headings if h.get("before") not in numbers]
-    for heading in trailing:
-        blocks.append(_heading_line(heading, markdown))
-        if heading.get("text"):
-            blocks.append(str(heading["text"]))
+        blocks.append(rule.block())
+    heading_blocks(None)
+    for heading in headings:  # headings placed before a rule no longer in the folder
+        if heading.get("before") is not None and heading.get("before") not in numbers:
+            line = _heading_line(heading, markdown)
+            if line:
+                blocks.append(line)
+            if heading.get("text"):
+                blocks.append(str(heading["text"]))
     return "\n\n".join(blocks) + "\n"

@@ -1,8 +1,15 @@
-"""Read a rule document (a club's laws, a constitution, last season's rules) into rules (101, 102).
+"""Read a rule document (a club's laws, a constitution, a Nomic ruleset) into rules (101, 102).
 
-`read_document` finds the document's title and preamble, its headings at any depth (Markdown
-`#`, underlined lines, ALL-CAPS lines, "Chapter/Capitolo/Luku/Глава N" lines) and its numbered
-rules: Arabic, dotted (`2.2.1`), `§`-prefixed, negative (`§ -1`) and Roman (`IV`, `IV.`)
+A ruleset that names its rules by headers (`Rule 2327/3 (Power=1)` and a title line, `### Rule
+4E83: Title`, `**101.** text`, `**101** *Title*`, an underlined `Rule 5`) is read by them: a
+rule runs from its header to the next rule header, heading or separator line, its lists
+included; its History / Annotations blocks are its history; separators, a table of contents,
+a power table and section titles are document text. Rule numbers there are identifiers: any
+order, any gap, negative or alphanumeric, and each rule keeps its label in the game.
+
+Otherwise `read_document` finds the document's title and preamble, its headings at any depth
+(Markdown `#`, underlined lines, ALL-CAPS lines, "Chapter/Capitolo/Luku/Глава N" lines) and its
+numbered rules: Arabic, dotted (`2.2.1`), `§`-prefixed, negative (`§ -1`) and Roman (`IV`, `IV.`)
 numbers, possibly restarting under each heading. Lettered items (`a)`, `(b)`), bullets and
 dash-items stay inside their rule. A paragraph without a number belongs to the rule or heading
 above it; a line that merely begins with a number inside a paragraph is not a new rule: a
@@ -20,6 +27,8 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +48,7 @@ class Heading:
     path: str
     line_no: int
     text: str = ""
+    kind: str = "heading"  # "text": document text outside rules (separators, a contents list)
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,10 @@ class Section:
     depth: int
     line_no: int
     text: str = ""
+    title: str = ""  # "Read the Ruleset Week" under `Rule 2327/3 (Power=1)`
+    revision: str = ""  # "3" in `Rule 2327/3`
+    power: str = ""  # "1" in `(Power=1)`
+    history: str = ""  # the rule's History / Annotations blocks, as written
 
 
 Part = Heading | Section
@@ -64,6 +78,7 @@ class Document:
     numbering: str  # what numbered the rules: "§", "arabic", "dotted", "roman", "none", mixed
     notes: tuple[str, ...] = ()  # lines that looked numbered but were kept as text, and why
     format: str = "txt"  # "md" when the document uses Markdown headings
+    headers: bool = False  # rules found by their headers (`Rule 2327/3`, `**101.**`)
 
     @property
     def sections(self) -> tuple[Section, ...]:
@@ -71,7 +86,12 @@ class Document:
 
     @property
     def headings(self) -> tuple[Heading, ...]:
-        return tuple(p for p in self.parts if isinstance(p, Heading))
+        return tuple(p for p in self.parts if isinstance(p, Heading) and p.kind == "heading")
+
+    @property
+    def passages(self) -> tuple[Heading, ...]:
+        """Document text kept outside rules (separator lines, a table of contents)."""
+        return tuple(p for p in self.parts if isinstance(p, Heading) and p.kind == "text")
 
 
 # --- recognising lines ----------------------------------------------------------------------
@@ -84,7 +104,7 @@ _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000
 _MARKER = re.compile(
     r"^(?P<indent>\s*)(?P<marker>(?P<bullet>[•·▪◦‣*]\s*|[–—-]\s+)?"
     r"(?P<pre>§§?\s*|(?:Art\.|Article|Articolo|Artikla|Artikel|Статья|Статья)\s+)?"
-    r"(?P<num>-?\d+(?:\.\d+)*|[IVXLCDM]+)(?P<end>\.?))(?=\s|$)(?P<rest>.*)$"
+    r"(?P<num>-?\d+(?:\.\d+)*|[IVXLCDM]+)(?P<end>[.)]?))(?=\s|$)(?P<rest>.*)$"
 )
 # Items that stay inside their rule: bullets, dashes, "a)", "(b)", "1)", "(2)".
 _SUB_ITEM = re.compile(r"^\s*(?:[•·▪◦‣*]|[–—-](?=\s)|\(?[0-9a-zA-Z]{1,3}\)(?=\s|$))")
@@ -193,6 +213,7 @@ class _Reader:
         self.styles: set[str] = set()
         self.markdown = False
         self.last_text = -1  # the index of the last line with text
+        self.top_end: str | None = None  # how the rules' numbers end: "." or ")"
 
     # ----- helpers ------------------------------------------------------------------------
 
@@ -276,6 +297,11 @@ class _Reader:
         parent, last_part = parts[:-1], parts[-1]
         if pre:
             ok = True
+        elif len(parts) == 1 and self.top_end is not None and end and end != self.top_end:
+            ok = False  # "1)" items inside rules numbered "101.", and the other way round
+        elif len(parts) == 1 and (scope.last_top or 0) >= 100 and end and para_start:
+            # Nomic's numbers are identifiers: any order, any gap; small ones are list items
+            ok = last_part >= 100 and parts not in scope.seen
         elif len(parts) == 1:
             last = scope.last_top
             if last is None:
@@ -304,6 +330,8 @@ class _Reader:
             scope.children[parent] = max(scope.children.get(parent, 0), last_part)
         else:
             scope.last_top = last_part
+            if self.top_end is None and end:
+                self.top_end = end
         self.styles.add("§" if pre else ("dotted" if parent else "arabic"))
         return (f"{pre} {num}" if pre else num), len(parts)
 
@@ -461,9 +489,375 @@ class _Reader:
         )
 
 
+# --- rule headers: rulesets that name each rule by a header line ----------------------------
+
+_RULE_WORDS = (
+    "rule",
+    "regola",
+    "règle",
+    "regel",
+    "regla",
+    "regra",
+    "sääntö",
+    "правило",
+    "pravidlo",
+)
+_LABEL_TEXT = r"-?(?:\d[0-9A-Za-z]*|[A-Za-z]{1,3}\d[0-9A-Za-z]*)(?:\.\d+)*|[IVXLCDM]+"
+_WORD_HEADER = re.compile(
+    r"^(?P<word>[^\W\d_]+)\s+(?P<label>" + _LABEL_TEXT + r")(?:/(?P<rev>\d+))?"
+    r"\s*(?:\(\s*(?:power|potere|pouvoir|macht|poder)\s*=\s*(?P<power>-?\d+(?:\.\d+)?)\s*\))?"
+    r"\s*(?:(?P<sep>[:.—–-])\s*(?P<rest>.*)|(?P<bare>))$",
+    re.I,
+)
+_BOLD_HEADER = re.compile(
+    r"^(?P<open>\*\*|__)(?P<label>" + _LABEL_TEXT + r")(?P<end>[.):]?)(?P=open)"
+    r"(?:\s+(?P<rest>.*))?$"
+)
+_ATX = re.compile(r"^\s{0,3}(?P<hashes>#{1,6})\s+(?P<text>.*?)(?:\s+#+)?\s*$")
+_SEPARATOR = re.compile(r"^\s*(?:([-=~_*#+])(?:\s*\1){2,}|(?:-\s*){3,})\s*$")
+_BULLET_LINE = re.compile(r"^\s*(?:[-*+•·▪◦‣]\s|\[|\d+[.)]\s)")
+_TRAILER = re.compile(
+    r"^\s{0,3}(?:history|annotations?|historical notes?|amendment history|cfjs|storia"
+    r"|annotazioni|cronologia|historique|historia|geschichte|historia de cambios)\s*:",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class _Header:
+    """A rule's header line: its label, revision, power and title, and how it was written."""
+
+    index: int  # the line's index
+    kind: str  # "word" (Rule N ...) or "bold" (**N.**)
+    label: str
+    revision: str
+    power: str
+    title: str  # the title on the header line, if any
+    rest: str  # text on the header line that is the rule's first line, if any
+    level: int  # the Markdown heading level, 0 when not a heading
+    indent: int
+
+
+def _strip_emphasis(text: str) -> str:
+    return re.sub(r"(\*\*|__)", "", text).strip()
+
+
+def _header(line: str, index: int) -> _Header | None:
+    """The rule header a line is, if it is one: `Rule 2327/3 (Power=1)`, `### Rule 4E83: Title`,
+    `**101.** text`, `**101** *Title*`, `Rule -216.`"""
+    indent = len(line) - len(line.lstrip())
+    if indent > 3 or not line.strip():
+        return None
+    body, level = line.strip(), 0
+    atx = _ATX.match(line)
+    if atx is not None:
+        body, level = atx.group("text").strip(), len(atx.group("hashes"))
+    if _BULLET_LINE.match(body) and not body.startswith(("**", "__")):
+        return None
+    bold = _BOLD_HEADER.match(body)
+    if bold is not None:
+        label = bold.group("label")
+        if not _real_label(label):
+            return None
+        rest = (bold.group("rest") or "").strip()
+        title = ""
+        italic = re.fullmatch(r"([*_])(?P<t>[^*_].*?)\1", rest)
+        if italic is not None:
+            title, rest = italic.group("t").strip(), ""
+        elif level:
+            title, rest = rest, ""
+        return _Header(index, "bold", label, "", "", title, rest, level, indent)
+    wrapped = body.startswith(("**", "__"))
+    found = _WORD_HEADER.match(_strip_emphasis(body))
+    if found is None or found.group("word").casefold() not in _RULE_WORDS:
+        return None
+    label = found.group("label")
+    if not _real_label(label):
+        return None
+    rest = (found.group("rest") or "").strip()
+    title = ""
+    if rest and (level or wrapped or (len(rest) <= 80 and rest[-1] not in ".;,:")):
+        title, rest = rest, ""
+    elif found.group("sep") == "-" and not rest:
+        return None
+    return _Header(
+        index,
+        "word",
+        label,
+        found.group("rev") or "",
+        found.group("power") or "",
+        title,
+        rest,
+        level,
+        indent,
+    )
+
+
+def _real_label(label: str) -> bool:
+    if re.fullmatch(r"[IVXLCDM]+", label):
+        return roman_value(label) is not None
+    return any(c.isdigit() for c in label)
+
+
+def _headers(lines: Sequence[str]) -> list[_Header]:
+    """The lines that head a rule, of the kind the document uses most; a table of contents
+    (headers with nothing under them whose labels come again later) is left out."""
+    found = [h for i, line in enumerate(lines) if (h := _header(line, i)) is not None]
+    if not found:
+        return []
+    kinds = Counter(h.kind for h in found)
+    kind = max(kinds, key=lambda k: (kinds[k], k == "word"))
+    chosen = [h for h in found if h.kind == kind]
+    levels = Counter(h.level for h in chosen)
+    level = max(levels, key=lambda k: levels[k])
+    chosen = [h for h in chosen if h.level == level or (level and h.level and h.level <= level)]
+    out = []
+    for position, head in enumerate(chosen):
+        end = chosen[position + 1].index if position + 1 < len(chosen) else len(lines)
+        empty = not any(x.strip() for x in lines[head.index + 1 : end])
+        again = any(h.label == head.label for h in chosen[position + 1 :])
+        if empty and again:
+            continue  # a table of contents
+        out.append(head)
+    return out
+
+
+def _plain_heading(line: str) -> bool:
+    """A short line of its own that names a part of the document ("Immutable Rules",
+    "VOTING"), not a sentence nor a label for what follows ("Table of Contents:")."""
+    text = line.strip()
+    if not text or len(text) > 60 or line[:1].isspace() or text[-1] in ".;:,":
+        return False
+    if _SEPARATOR.match(line) or _BULLET_LINE.match(line) or _TRAILER.match(line):
+        return False
+    return text[0].isupper() or text[0].isdigit()
+
+
+@dataclass
+class _Block:
+    """A part being read by `_HeaderReader`, with its lines so far."""
+
+    part: Part
+    lines: list[str] = field(default_factory=list)
+    header: _Header | None = None
+    marker: list[str] = field(default_factory=list)
+    trailer: int = -1  # where the History / Annotations block starts in `lines`
+
+
+class _HeaderReader:
+    """Rules found by their headers: everything from one header to the next rule header, the
+    next heading or a separator line is that rule (its lists included); its History and
+    Annotations blocks are kept as the rule's history; text outside rules is document text."""
+
+    def __init__(self, lines: Sequence[str], headers: Sequence[_Header]) -> None:
+        self.lines = lines
+        self.headers = {h.index: h for h in headers}
+        self.level = headers[0].level if headers else 0
+        self.blocks: list[_Block] = []
+        self.paths: set[str] = set()
+        self.stack: list[Heading] = []
+        self.markdown = any(h.level for h in headers)
+        self.title = ""
+        self.preamble: list[str] = []
+
+    def unique(self, path: str) -> str:
+        candidate, count = path, 1
+        while candidate in self.paths:
+            count += 1
+            candidate = f"{path}#{count}"
+        self.paths.add(candidate)
+        return candidate
+
+    def heading_size(self, index: int, after_separator: bool) -> int:
+        """How many lines the heading at `index` takes (0: it is not a heading)."""
+        line = self.lines[index]
+        atx = _ATX.match(line)
+        if atx is not None:
+            if self.level and len(atx.group("hashes")) > self.level:
+                return 0  # a heading inside a rule that is itself a heading
+            self.markdown = True
+            return 1
+        previous = self.lines[index - 1] if index else ""
+        following = self.lines[index + 1] if index + 1 < len(self.lines) else ""
+        standalone = not previous.strip() or bool(_SEPARATOR.match(previous))
+        if not standalone or not _plain_heading(line):
+            return 0
+        if after_separator:
+            return 1  # a title between separator lines
+        if re.fullmatch(r"\s*(=+|-+)\s*", following) and len(following.strip()) >= 3:
+            return 2  # an underlined heading
+        if following.strip():
+            return 0
+        nxt = next((i for i in range(index + 1, len(self.lines)) if self.lines[i].strip()), None)
+        if nxt is None:
+            return 0
+        return 1 if nxt in self.headers else 0
+
+    def owner(self) -> list[str]:
+        return self.blocks[-1].lines if self.blocks else self.preamble
+
+    def read(self) -> None:
+        lines = self.lines
+        index = self.read_title()
+        in_rule = False
+        after_separator = False
+        while index < len(lines):
+            line = lines[index]
+            head = self.headers.get(index)
+            if head is not None:
+                index = self.open_rule(head)
+                in_rule, after_separator = True, False
+                continue
+            if not line.strip():
+                self.owner().append("")
+                index += 1
+                continue
+            if _SEPARATOR.match(line):
+                last = self.blocks[-1].part if self.blocks else None
+                if in_rule or not isinstance(last, Heading) or last.kind != "text":
+                    self.open_text(index)
+                self.owner().append(line.rstrip())
+                in_rule, after_separator = False, True
+                index += 1
+                continue
+            size = self.heading_size(index, after_separator)
+            if size:
+                self.open_heading(index, size)
+                in_rule, after_separator = False, False
+                index += size
+                continue
+            block = self.blocks[-1] if self.blocks else None
+            if in_rule and block is not None and block.trailer < 0 and _TRAILER.match(line):
+                block.trailer = len(block.lines)
+            self.owner().append(line.rstrip())
+            after_separator = False
+            index += 1
+
+    def read_title(self) -> int:
+        first = next((i for i, line in enumerate(self.lines) if line.strip()), None)
+        if first is None or first in self.headers:
+            return 0 if first is None else first
+        line = self.lines[first]
+        atx = _ATX.match(line)
+        if atx is not None:
+            level = len(atx.group("hashes"))
+            same = [x for x in self.lines if (m := _ATX.match(x)) and len(m[1]) == level]
+            if len(same) == 1:
+                self.title = line.rstrip()
+                self.markdown = True
+                return first + 1
+            return first
+        after = self.lines[first + 1] if first + 1 < len(self.lines) else ""
+        if re.fullmatch(r"\s*=+\s*", after) and len(after.strip()) >= 3:
+            self.title = line.rstrip() + "\n" + after.rstrip()
+            return first + 2
+        if not after.strip() and _plain_heading(line):
+            self.title = line.rstrip()
+            return first + 1
+        return first
+
+    def open_text(self, index: int) -> None:
+        part = Heading(line="", label="", depth=0, path="", line_no=index + 1, kind="text")
+        self.blocks.append(_Block(part))
+
+    def open_heading(self, index: int, size: int) -> None:
+        line = "\n".join(x.rstrip() for x in self.lines[index : index + size])
+        atx = _ATX.match(self.lines[index])
+        depth = len(atx.group("hashes")) if atx is not None else (2 if "-" in line[-3:] else 1)
+        text = atx.group("text") if atx is not None else self.lines[index].strip()
+        self.stack = [h for h in self.stack if h.depth < depth]
+        label, _ = _heading_label(text)
+        component = label or text[:40]
+        path = self.unique("/".join([*(h.path.rsplit("/", 1)[-1] for h in self.stack), component]))
+        heading = Heading(line=line, label=label, depth=depth, path=path, line_no=index + 1)
+        self.stack.append(heading)
+        self.blocks.append(_Block(heading))
+
+    def open_rule(self, head: _Header) -> int:
+        """Start the rule a header heads; returns the index of its first line of text."""
+        lines = self.lines
+        written = lines[head.index].rstrip()
+        if head.rest and written.endswith(head.rest):
+            written = written[: -len(head.rest)].rstrip()  # `**101.**`, its text after it
+        marker = [written]
+        index = head.index + 1
+        title = head.title
+        following = lines[index] if index < len(lines) else ""
+        if re.fullmatch(r"\s*(=+|-+)\s*", following) and len(following.strip()) >= 3:
+            marker.append(following.rstrip())  # an underlined header
+            index += 1
+        elif not title and not head.rest and following.strip():
+            after = lines[index + 1] if index + 1 < len(lines) else ""
+            text = following.strip()
+            if (
+                len(text) <= 100
+                and text[-1] not in ".;,:"
+                and index + 1 not in self.headers
+                and (not after.strip() or _indent(after) > _indent(following))
+                and not _SEPARATOR.match(following)
+                and not _BULLET_LINE.match(following)
+            ):
+                title = text  # the rule's title on the line under its header
+                marker.append(following.rstrip())
+                index += 1
+        path = self.unique(head.label)
+        depth = len(self.stack) + 1
+        section = Section(
+            marker="\n".join(marker) + ("" if head.rest else "\n"),
+            label=head.label,
+            path=path,
+            depth=depth,
+            line_no=head.index + 1,
+            title=title,
+            revision=head.revision,
+            power=head.power,
+        )
+        block = _Block(section, [head.rest] if head.rest else [], head, marker)
+        self.blocks.append(block)
+        return index
+
+    def document(self) -> Document:
+        parts: list[Part] = []
+        for block in self.blocks:
+            if isinstance(block.part, Section):
+                body = block.lines if block.trailer < 0 else block.lines[: block.trailer]
+                trailer = [] if block.trailer < 0 else block.lines[block.trailer :]
+                first = (
+                    body[:1] if block.part.marker and not block.part.marker.endswith("\n") else []
+                )
+                rest = textwrap.dedent("\n".join(body[len(first) :]))
+                text = "\n".join([*first, rest]) if first else rest
+                parts.append(
+                    replace(
+                        block.part,
+                        text=text.strip("\n"),
+                        history="\n".join(trailer).strip("\n"),
+                    )
+                )
+            else:
+                parts.append(replace(block.part, text="\n".join(block.lines).strip("\n")))
+        return Document(
+            title=self.title,
+            preamble="\n".join(self.preamble).strip("\n"),
+            parts=tuple(parts),
+            numbering="headers",
+            format="md" if self.markdown else "txt",
+            headers=True,
+        )
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
 def read_document(text: str) -> Document:
     """The document's title, preamble, headings and rules, every character kept."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    headers = _headers(lines)
+    if len(headers) >= 2:
+        by_headers = _HeaderReader(lines, headers)
+        by_headers.read()
+        return by_headers.document()
     reader = _Reader(lines, numbered=True)
     reader.read()
     if not any(isinstance(p.part, Section) for p in reader.parts):
@@ -490,24 +884,29 @@ class Numbered:
 def game_numbers(doc: Document) -> tuple[Numbered, ...]:
     """Each rule's number in the game.
 
-    When every rule's label is a distinct whole number (`101.`, `1.`, `§ 7`), that number is
-    the rule's. Otherwise (dotted, Roman, repeating or missing labels) the rules are numbered in
-    document order from the first hundred above every number the labels use (101 for most
-    documents), so that a rule's number is never mistaken for another rule's label.
+    When every rule's label is a distinct whole number (`101.`, `1.`, `§ 7`, `Rule 2327`), in
+    any order and with any gaps, that number is the rule's. In a ruleset whose rules have
+    headers (`Rule 4E83`, `Rule -216`), a rule labelled by a distinct whole number keeps it and
+    the others take numbers from the first hundred above every number a label uses. Otherwise
+    (dotted, Roman, repeating or missing labels) the rules are numbered in document order from
+    that hundred (101 for most documents), so a rule's number is never another rule's label.
     """
     sections = doc.sections
     plain = [re.fullmatch(r"(?:§\s*)?(\d+)", s.label) for s in sections]
-    values = [int(m.group(1)) for m in plain if m is not None]
-    if (
-        sections
-        and len(values) == len(sections)
-        and len(set(values)) == len(values)
-        and all(v > 0 for v in values)
-        and values == sorted(values)
-    ):
-        return tuple(Numbered(v, s) for v, s in zip(values, sections, strict=True))
+    values = [int(m.group(1)) if m is not None else None for m in plain]
+    whole = [v for v in values if v is not None]
     used = [abs(int(n)) for s in sections for n in re.findall(r"\d+", s.label)]
     base = (max(used, default=0) // 100 + 1) * 100 + 1
+    distinct = len(set(whole)) == len(whole) and all(v > 0 for v in whole)
+    if sections and len(whole) == len(sections) and distinct:
+        return tuple(Numbered(v, s) for v, s in zip(whole, sections, strict=True))
+    if doc.headers and distinct:
+        out, fresh = [], base
+        for value, section in zip(values, sections, strict=True):
+            if value is None:
+                value, fresh = fresh, fresh + 1
+            out.append(Numbered(value, section))
+        return tuple(out)
     return tuple(Numbered(base + i, s) for i, s in enumerate(sections))
 
 
@@ -544,6 +943,36 @@ class Options:
     language: str = ""
     immutable: tuple[str, ...] = ()
     carry: tuple[tuple[str, str], ...] = ()  # (parameter, rule reference)
+    # values the rules' texts state for parameters: (parameter, value, rule, sentence)
+    candidates: tuple[tuple[str, int, str, str], ...] = ()
+    dismissed: tuple[str, ...] = ()  # parameters whose candidates the group set aside
+
+
+def immutable_under(doc: Document, heading: str) -> list[str]:
+    """The paths of the rules under the heading named `heading` (its text or its path, case
+    and punctuation aside), down to the next heading of its depth or above."""
+    wanted = _heading_key(heading)
+    out: list[str] = []
+    inside: int | None = None
+    for part in doc.parts:
+        if isinstance(part, Heading) and part.kind == "heading":
+            if inside is not None and part.depth <= inside:
+                inside = None
+            if inside is None and wanted in (_heading_key(part.line), _heading_key(part.path)):
+                inside = part.depth
+        elif isinstance(part, Section) and inside is not None:
+            out.append(part.path)
+    return out
+
+
+def _heading_key(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return " ".join(re.sub(r"[^\w\s/]", " ", first).casefold().split())
+
+
+def immutable_by_power(doc: Document, power: float) -> list[str]:
+    """The paths of the rules whose header gives them `power` or more (`Rule 101/4 (Power=4)`)."""
+    return [s.path for s in doc.sections if s.power and float(s.power) >= power]
 
 
 def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]:
@@ -569,6 +998,11 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
         "# Rules listed here are immutable (by label, path or number); the rest are mutable.",
         f"immutable = {_toml_array(immutable)}",
         "",
+        "# Parameters whose values below (under [[candidates]]) the group sets aside: the house",
+        "# value holds even though a rule states another. init refuses while a candidate's",
+        "# parameter is neither carried ([carry]) nor listed here.",
+        f"dismissed = {_toml_array(options.dismissed)}",
+        "",
         '# Game parameters carried by rules: name = "rule" (the value is the house value',
         "# in the config's [parameters], else the default),",
         '# or name = { rule = "§ 4.6", value = 60 }.',
@@ -576,7 +1010,21 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
         "# with a SET line.",
         "[carry]",
     ]
-    out += [f"{name_} = {toml_string(ref)}" for name_, ref in options.carry]
+    for name_, ref in options.carry:
+        stated = [c for c in options.candidates if c[0] == name_ and c[2] == ref]
+        if stated:
+            out.append(f"{name_} = {{ rule = {toml_string(ref)}, value = {stated[0][1]} }}")
+        else:
+            out.append(f"{name_} = {toml_string(ref)}")
+    for parameter, value, rule, sentence in options.candidates:
+        out += [
+            "",
+            "[[candidates]]",
+            f"parameter = {toml_string(parameter)}",
+            f"value = {value}",
+            f"rule = {toml_string(rule)}",
+            f"sentence = {toml_string(sentence)}",
+        ]
     order = {id(n.section): n.number for n in numbered}
     pending: list[int] = []
     for index, part in enumerate(doc.parts):
@@ -589,9 +1037,10 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
     for index, part in enumerate(doc.parts):
         if not isinstance(part, Heading):
             continue
+        out += ["", "[[headings]]"]
+        if part.kind != "heading":
+            out.append(f"kind = {toml_string(part.kind)}")
         out += [
-            "",
-            "[[headings]]",
             f"line = {toml_string(part.line)}",
             f"label = {toml_string(part.label)}",
             f"path = {toml_string(part.path)}",
@@ -601,7 +1050,7 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
         if index in before:
             out.append(f"before = {before[index]}")
     files = {"ruleset.toml": "\n".join(out) + "\n"}
-    for n in numbered:
+    for position, n in enumerate(numbered, start=1):
         s = n.section
         front = [
             "+++",
@@ -609,8 +1058,12 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
             f"label = {toml_string(s.label)}",
             f"path = {toml_string(s.path)}",
             f"marker = {toml_string(s.marker)}",
-            "+++",
+            f"position = {position}",
         ]
+        for key in ("title", "revision", "power", "history"):
+            if getattr(s, key):
+                front.append(f"{key} = {toml_string(getattr(s, key))}")
+        front.append("+++")
         files[n.file_name] = "\n".join(front) + "\n" + s.text + "\n"
     return files
 
@@ -632,29 +1085,72 @@ def write_folder(doc: Document, options: Options, source: str, folder: Path) -> 
     return written
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:\(?[0-9]{1,3}[.)]|\(?[a-zA-Z][.)]|\([ivx]+\)|[-*+•·▪◦‣–])\s")
+SHOWN_RULES = 8  # the rules the summary lists by name
+
+
+def warnings(doc: Document) -> list[str]:
+    """What makes the result look wrong: no rule, rules shorter than a line, numbering that
+    restarts at every paragraph, labels used twice."""
+    sections = doc.sections
+    if not sections:
+        return ["no rule found: nothing in the document looks like a rule"]
+    out = []
+    short = [s for s in sections if len(" ".join(s.text.split())) < 40]
+    if len(sections) >= 4 and len(short) * 2 > len(sections):
+        out.append(
+            f"{len(short)} of {counted(len(sections), 'rule')} are shorter than a line: "
+            "are list items or headings being read as rules?"
+        )
+    labels_ = [s.label for s in sections if s.label]
+    firsts = sum(1 for label in labels_ if re.fullmatch(r"(?:§\s*)?[1Ia]", label))
+    if firsts >= 3 and firsts * 4 >= len(sections):
+        out.append(
+            f"the numbering restarts {firsts} times (a rule labelled 1 {firsts} times): "
+            "are numbered lists being read as rules?"
+        )
+    twice = sorted({label for label in labels_ if labels_.count(label) > 1})
+    if twice:
+        shown = ", ".join(twice[:10]) + (" …" if len(twice) > 10 else "")
+        out.append(f"labels used by several rules (name them by path or number): {shown}")
+    if doc.numbering == "none":
+        out.append("no rule numbers found: each paragraph was taken as one rule")
+    return out
+
+
 def summary(doc: Document) -> list[str]:
     """What the reader found, for the person who will review the folder."""
     numbered = game_numbers(doc)
-    number_of = {id(n.section): n.number for n in numbered}
+    sections = doc.sections
+    lists = sum(1 for s in sections if any(_LIST_ITEM.match(x) for x in s.text.splitlines()))
+    outside = sum(len(p.text) for p in doc.passages) + len(doc.preamble)
+    outside += sum(len(h.text) for h in doc.headings)
+    history = sum(1 for s in sections if s.history)
+    how = "their headers" if doc.headers else f"their numbers ({doc.numbering})"
     lines = [
         f"title: {doc.title.splitlines()[0] if doc.title else '(none)'}",
-        f"preamble: {len(doc.preamble)} characters" if doc.preamble else "preamble: (none)",
-        f"numbering: {doc.numbering}; {len(doc.headings)} heading(s), "
-        f"{counted(len(doc.sections), 'rule')}, "
-        f"deepest {max((s.depth for s in doc.sections), default=0)}",
+        f"found {counted(len(sections), 'rule')} by {how}, "
+        f"{counted(len(doc.headings), 'heading')}; "
+        f"{counted(lists, 'rule')} with a list kept inside; "
+        f"{outside} characters of text outside rules "
+        f"(preamble, headings' text, {counted(len(doc.passages), 'passage')})"
+        + (f"; {counted(history, 'rule')} with a history or annotations" if history else ""),
     ]
-    for part in doc.parts:
-        indent = "  " * (part.depth - 1)
-        if isinstance(part, Heading):
-            lines.append(f"{indent}# {part.line.splitlines()[0].strip()}  [{part.path}]")
-        else:
-            first = part.text.split("\n", 1)[0]
-            first = first if len(first) <= 50 else first[:47] + "…"
-            shown = part.label or "(unnumbered)"
-            lines.append(f"{indent}rule {number_of[id(part)]}: {shown}  [{part.path}]  {first}")
-    labels = [s.label for s in doc.sections if s.label]
-    twice = sorted({label for label in labels if labels.count(label) > 1})
-    if twice:
-        lines.append("labels used more than once (use the path or number): " + ", ".join(twice))
+    for n in numbered[:SHOWN_RULES]:
+        section = n.section
+        first = section.title or next((x.strip() for x in section.text.splitlines() if x), "")
+        first = first if len(first) <= 50 else first[:47] + "…"
+        label = section.label or "(unnumbered)"
+        extra = "".join(
+            f", {key} {getattr(section, key)}"
+            for key in ("revision", "power")
+            if getattr(section, key)
+        )
+        lines.append(f"  rule {label}{extra}: {first}  [number {n.number}, path {section.path}]")
+    if len(numbered) > SHOWN_RULES:
+        last = numbered[-1].section
+        more = counted(len(numbered) - SHOWN_RULES, "more rule")
+        lines.append(f"  … {more}, the last {last.label or last.path}")
+    lines += [f"warning: {w}" for w in warnings(doc)]
     lines += doc.notes
     return lines

@@ -91,6 +91,9 @@ def load_archive(folder: Path) -> Ruleset:
 
 _FRONT = re.compile(r"\A\+\+\+\n(.*?)\n\+\+\+\n?(.*)\Z", re.S)
 _RULE_KEYS = {"number", "mutable", "title", "parameters", "label", "path", "marker"}
+# What an imported rule file keeps for its document only (the export writes them back): its
+# place in the document, and the revision, power and History / Annotations its header had.
+_DOCUMENT_KEYS = {"position", "revision", "power", "history"}
 
 
 def front_matter(path: Path) -> tuple[dict[str, Any], str]:
@@ -123,7 +126,7 @@ def parse_rule_file(path: Path, mutable_default: bool | None = None) -> Rule:
         if not isinstance(value, str):
             raise RulesetError(f"{path.name}: '{key}' must be text")
         strings[key] = value
-    unknown = set(meta) - _RULE_KEYS
+    unknown = set(meta) - _RULE_KEYS - _DOCUMENT_KEYS
     if unknown:
         raise RulesetError(f"{path.name}: unknown keys {sorted(unknown)}")
     return Rule(
@@ -160,6 +163,8 @@ _INDEX_KEYS = {
     "immutable",
     "carry",
     "headings",
+    "dismissed",
+    "candidates",
     "mechanics",
     "house_mechanics",
 }
@@ -176,12 +181,18 @@ def read_index(folder: Path) -> dict[str, Any]:
         raise RulesetError(f"{index}: {exc}") from exc
 
 
-def load_folder(folder: Path, house: Mapping[str, str] | None = None) -> Ruleset:
+def load_folder(
+    folder: Path, house: Mapping[str, str] | None = None, settled: bool = True
+) -> Ruleset:
+    """The folder's rules; with `settled`, refused while a value a rule states for a
+    parameter (`[[candidates]]`) is neither carried nor dismissed (111, 211)."""
     index = folder / "ruleset.toml"
     meta = read_index(folder)
     unknown = sorted(set(meta) - _INDEX_KEYS)
     if unknown:
         raise RulesetError(f"{index.name}: unknown key {unknown[0]!r}")
+    if settled:
+        _check_candidates(folder, meta)
     listed = meta.get("immutable", [])
     if not isinstance(listed, list) or not all(isinstance(x, str | int) for x in listed):
         raise RulesetError(f"{index.name}: 'immutable' must be a list of rule labels or numbers")
@@ -198,6 +209,37 @@ def load_folder(folder: Path, house: Mapping[str, str] | None = None) -> Ruleset
             carriers=carriers,
             house_mechanics=house_mechanics,
         )
+    )
+
+
+def _check_candidates(folder: Path, meta: dict[str, Any]) -> None:
+    """Every value a rule states for a parameter must be carried by a rule or dismissed, so the
+    game never runs on a house value its own rules contradict."""
+    found = meta.get("candidates", [])
+    carry = meta.get("carry", {})
+    dismissed = meta.get("dismissed", [])
+    if not isinstance(found, list) or not isinstance(dismissed, list):
+        raise RulesetError(f"{folder}/ruleset.toml: 'candidates' and 'dismissed' must be lists")
+    carried = set(carry) if isinstance(carry, dict) else set()
+    open_ = [
+        c
+        for c in found
+        if isinstance(c, dict) and c.get("parameter") not in carried | set(dismissed)
+    ]
+    if not open_:
+        return
+    said = "; ".join(
+        f"rule {c.get('rule')} says {c.get('parameter')} = {c.get('value')} (“{c.get('sentence')}”)"
+        for c in open_
+    )
+    first = open_[0]
+    raise RulesetError(
+        f"{folder}/ruleset.toml: the rules state values for parameters the referee enforces: "
+        f"{said}. Carry each by its rule ([carry] {first.get('parameter')} = "
+        f'{{ rule = "{first.get("rule")}", value = {first.get("value")} }}, or `nomic-referee '
+        f"import --carry {first.get('parameter')}={first.get('rule')}`) or set it aside "
+        f'(dismissed = ["{first.get("parameter")}"], or `--dismiss '
+        f"{first.get('parameter')}`), then run init again"
     )
 
 
@@ -304,9 +346,24 @@ def load_document(path: Path, language: str) -> Ruleset:
     return _checked(Ruleset(path.stem, language, rules, str(path)))
 
 
+def document_advice(source: str) -> str:
+    """What to do with a document named directly as `[game] ruleset`, which has no options."""
+    name = Path(source).stem or "rules"
+    return (
+        f"{source} is a document read as it stands, with no ruleset.toml to edit: import it "
+        f"into a folder first (nomic-referee import {source} --out {name}/ --immutable RULE … "
+        f'--carry NAME=RULE …), then set [game] ruleset = "{name}" and run init again'
+    )
+
+
 def _checked(ruleset: Ruleset) -> Ruleset:
     if not ruleset.rules:
         raise RulesetError(f"{ruleset.source}: no rules found")
+    if not any(r.mutable for r in ruleset.rules) and Path(ruleset.source).is_file():
+        raise RulesetError(
+            f"{ruleset.source}: there must be at least one mutable rule (115). "
+            + document_advice(ruleset.source)
+        )
     numbers = [r.number for r in ruleset.rules]
     duplicates = sorted({n for n in numbers if numbers.count(n) > 1})
     if duplicates:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 
 from referee.config import Settings
 from referee.core import outcomes
@@ -145,10 +145,11 @@ def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The player's mail and commands today, counting only mail shown to be his."""
     limits = intake.settings.limits
     today = work.sender_today(intake.mail.sender, intake.at)
+    upto = datetime.combine(intake.at.astimezone(UTC).date(), time(), tzinfo=UTC) + timedelta(1)
     if today.mails >= limits.mails_per_day:
-        over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day)
+        over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day, next=upto)
     elif today.commands >= limits.commands_per_day:
-        over = outcomes.DailyLimit(what="commands", limit=limits.commands_per_day)
+        over = outcomes.DailyLimit(what="commands", limit=limits.commands_per_day, next=upto)
     else:
         return None
     # told once already (the first mail over the limit): silence till tomorrow

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from referee import __version__, rulebook
@@ -20,17 +21,28 @@ from referee.core import chain, codec, engine, mechanics, outcomes
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
-from referee.core.events import EVERYONE, Debate, Effect, Notice, NoticeKind, Outcome, Reason, Tick
+from referee.core.events import (
+    EVERYONE,
+    Debate,
+    Effect,
+    Notice,
+    NoticeKind,
+    Outcome,
+    Reason,
+    Suggest,
+    Tick,
+)
 from referee.core.model import GameState, Player
 from referee.core.step import DAY
-from referee.core.threads import ThreadKind
+from referee.core.threads import Thread, ThreadKind
 from referee.mail import intake, outgoing
 from referee.mail.auth import DnsLookup
-from referee.mail.commands import REGISTRY, ParsedLine, is_reply_subject, parse_commands
-from referee.mail.debate import debate_thread, leftover
+from referee.mail.commands import REGISTRY, ParsedLine, fold, is_reply_subject, parse_commands
+from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
+from referee.mail.hints import QUOTED, Hint, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import expected, first_words, infer, spell, thread_of
+from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.screen import Answer, Intake, Verdict, screen
 from referee.store.store import SenderDay, Store, StoreError, UnitOfWork
@@ -77,7 +89,14 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
         carriers=ruleset.carriers,
         house_mechanics=ruleset.house_mechanics,
     )
-    rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    try:
+        rulebook.check_playable(state)  # 210, 115: never start a game that cannot move
+    except rulebook.RulesetError as exc:
+        if Path(ruleset.source).is_file():  # a document named directly has no ruleset.toml
+            raise rulebook.RulesetError(
+                f"{exc}. {rulebook.document_advice(ruleset.source)}"
+            ) from exc
+        raise
     return state
 
 
@@ -306,15 +325,21 @@ class Referee:
             work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
+        answered = confirmed = False
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
-        parsed = self._with_debate(mail, state, parsed)
+            answered = bool(parsed)
+        if not parsed:
+            parsed = self._confirmation(mail, state)
+            answered = confirmed = bool(parsed)
+        parsed, hinted = self._with_debate(mail, state, parsed, answered)
+        votes = [h.meant for h in hinted if h.vote]
         language = self.settings.game.language
-        if not parsed and today.empty >= limits.empty_replies_per_day:
+        if not parsed and not votes and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
             # a loop: stop answering
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
-        note = "" if parsed else Reason.NO_COMMAND.value
+        note = "" if parsed or votes else Reason.NO_COMMAND.value
         work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
         items: list[dict[str, Any]] = []
         effects: list[Effect] = []
@@ -367,12 +392,19 @@ class Referee:
             )
             items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
-        if not parsed:
+        items += _hint_items(hinted)
+        if votes or confirmed:  # kept for a bare yes, or used by one
+            kept = Suggest(mail.sender, "\n".join(votes))
+            state = engine.decide(state, kept, at).state
+            work.append_event(codec.event_to_data(kept), at, mail.message_id)
+        if not parsed and not votes:
             thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
             hint = spell(guess, language) if guess is not None else ""
-            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint))))
-        sent = self._reply(work, mail, at, state, items)
+            last = today.empty + 1 >= limits.empty_replies_per_day
+            upto = _tomorrow(at) if last else None
+            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, next=upto))))
+        sent = self._reply(work, mail, at, state, items, confirm=bool(votes))
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
@@ -414,28 +446,62 @@ class Referee:
         return frozenset() if thread is None else circulated_lines(state, thread)
 
     def _with_debate(
-        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine]
-    ) -> list[ParsedLine]:
-        """In a proposal's thread, the words no command took go to the table (112); a SAY
-        there is about that proposal."""
+        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine], answered: bool
+    ) -> tuple[list[ParsedLine], list[Hint]]:
+        """The lines no command took: votes in plain words and near-commands are quoted back
+        (never relayed), and in a proposal's thread the rest goes to the table (112); a SAY
+        there is about that proposal. Outside a thread every such line is quoted back."""
         game = self.settings.game
         thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
+        in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
+        number = thread.number if thread is not None and in_proposal else None
+        hinted: list[Hint] = []
+        if not answered:
+            kept: list[ParsedLine] = []
+            for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
+                vote = plain_vote(p.line, number, game.language) if p.command is None else ""
+                if vote and p.span != (0, 0):
+                    hinted.append(Hint(p.span[0], p.line, vote, vote=True))
+                else:
+                    kept.append(p)
+            parsed = kept
+            taken = [p.span for p in parsed] + [(h.index, h.index + 1) for h in hinted]
+            hinted += hints(
+                mail.own_words, taken, number, thread is not None, game.language, mail.sender
+            )
+            hinted.sort(key=lambda h: h.index)
         if thread is None:
-            return parsed
-        number = thread.number if thread.kind is ThreadKind.PROPOSAL else None
+            return parsed, hinted
         parsed = [
             replace(p, command=replace(p.command, proposal=number))
             if isinstance(p.command, Debate) and p.command.proposal is None
             else p
             for p in parsed
         ]
-        text = leftover(mail.own_words, [p.span for p in parsed])
-        if not text:
-            return parsed
+        held = [(h.index, h.index + 1) for h in hinted]
+        text = leftover(mail.own_words, [p.span for p in parsed] + held)
+        if not text or answered:
+            return parsed, hinted
         say = next(s for s in REGISTRY if s.name == "say")
         shown = first_words(text)
         shown = shown if len(shown) <= 72 else shown[:71].rstrip() + "…"
-        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))]
+        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
+
+    def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
+        """A bare yes in reply to "this reads as VOTE 301 YES": the commands it confirms."""
+        game = self.settings.game
+        thread = nearest_thread(mail.references, mail.in_reply_to, game.key, game.address)
+        lines = state.suggestion_of(mail.sender)
+        words = mail.own_words.split()
+        if thread is None or thread.kind is not ThreadKind.CONFIRM or not lines or not words:
+            return []
+        if len(words) > 3 or fold(words[0]).strip(".,;:!") not in YES:
+            return []
+        said = first_words(mail.own_words)
+        return [
+            replace(p, line=said, meant=p.line, span=(0, 0))
+            for p in parse_commands(mail.sender, "", lines)
+        ]
 
     def _debate_cap(self, debate: Debate, state: GameState, at: datetime) -> Outcome | None:
         """112: words too long for the table, or an author past the day's relays."""
@@ -472,7 +538,9 @@ class Referee:
         at: datetime,
         state: GameState,
         items: list[dict[str, Any]],
+        confirm: bool = False,
     ) -> int:
+        """The one reply; `confirm`: it asks for a bare yes, so its Message-ID names that."""
         self.queued += 1
         if not self.render:
             return 1
@@ -492,7 +560,15 @@ class Referee:
             address=self.settings.game.address,
             recipient=mail.sender,
             recipient_name=name,
-            message_id=outgoing.message_id(
+            message_id=outgoing.thread_message_id(
+                self.settings.game.key,
+                self.settings.game.address,
+                Thread.confirm(),
+                "reply",
+                mail.dedupe_key,
+            )
+            if confirm
+            else outgoing.message_id(
                 self.settings.game.key, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
@@ -596,7 +672,7 @@ class Referee:
         stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
         return {
             "from_name": f"{author} via {game.name}" if author else "",
-            "list_id": outgoing.list_id(game.name, game.address),
+            "list_id": outgoing.list_id(game.name, game.key, game.address),
             "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
             "list_unsubscribe": stop,
         }
@@ -704,3 +780,19 @@ def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
 
 def utc(at: datetime) -> datetime:
     return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def _tomorrow(at: datetime) -> datetime:
+    """Midnight UTC after `at`: when the daily limits start again."""
+    return datetime.combine(at.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC) + DAY
+
+
+def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
+    """The lines no command took, quoted back: what they seem to mean, or not understood."""
+    items = []
+    for h in hinted[:QUOTED]:
+        if h.vote:
+            items.append(_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))))
+        else:
+            items.append(_item(h.line, Outcome(outcomes.NotUnderstood(hint=h.meant))))
+    return items

@@ -60,6 +60,7 @@ README_SHOTS = (
     ("en", "proposal_revised", PHONE),
     ("it", "vote_result", PHONE),
     ("en", "reply-refused", PHONE),
+    ("en", "debate", PHONE),
     ("it", "ruleset", DESKTOP),
 )
 

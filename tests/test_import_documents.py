@@ -591,7 +591,7 @@ def test_a_reference_finds_its_rule_by_number_then_label_then_path() -> None:
         rule(301, "IV", "C/IV"),
         rule(105, "101", "C/101"),
     )
-    assert labels.resolve(rules, 101).rule == rules[0]  # a number before a label
+    assert labels.resolve(rules, 101).rule == rules[5]  # a label before a number
     assert labels.resolve(rules, "§1.").rule == rules[0] and labels.resolve(rules, "1").rule
     assert labels.resolve(rules, "2").ambiguous
     assert [r.number for r in labels.resolve(rules, "2").candidates] == [102, 103]

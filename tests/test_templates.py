@@ -206,6 +206,7 @@ DATA: dict[str, dict[str, Any]] = {
     "help": {},
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
+    "confirm_needed": {"meant": "VOTE 301 YES"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",

@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from referee.core import notices, outcomes
-from referee.core.events import ChooseDelivery, Debate
+from referee.core.events import ChooseDelivery, Debate, Suggest
 from referee.core.model import DebateDelivery, DigestItem, GameState, Post
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
@@ -74,6 +74,14 @@ def debate(step: Step, cmd: Debate) -> outcomes.Accepted:
 
 def thread_of(proposal: int | None) -> Thread:
     return Thread.proposal(proposal) if proposal is not None else Thread.table()
+
+
+def suggest(step: Step, cmd: Suggest) -> outcomes.Accepted:
+    """Keep (or, with no lines, drop) what a player's plain words seemed to mean."""
+    kept = tuple((who, lines) for who, lines in step.state.suggestions if who != cmd.sender)
+    chosen = (*kept, (cmd.sender, cmd.lines)) if cmd.lines else kept
+    step.state = replace(step.state, suggestions=chosen)
+    return outcomes.ConfirmNeeded(meant=cmd.lines)
 
 
 def choose_delivery(step: Step, cmd: ChooseDelivery) -> outcomes.Accepted:

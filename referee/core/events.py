@@ -184,6 +184,14 @@ class ChooseDelivery:
 
 
 @dataclass(frozen=True)
+class Suggest:
+    """The commands a player's plain words seemed to mean, kept until a bare yes ("" clears)."""
+
+    sender: str
+    lines: str
+
+
+@dataclass(frozen=True)
 class Query:
     """STATUS, RULES, RULE N, HISTORY N, SCORES, HELP: read-only."""
 
@@ -216,6 +224,7 @@ Command = (
     | NameWinner
     | Debate
     | ChooseDelivery
+    | Suggest
     | Query
 )
 Event = Command | Tick
@@ -238,6 +247,7 @@ EVENT_TYPES: tuple[type, ...] = (
     NameWinner,
     Debate,
     ChooseDelivery,
+    Suggest,
     Query,
     Tick,
 )

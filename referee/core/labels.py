@@ -2,10 +2,11 @@
 
 A rule taken in from a document keeps the label it had there (`§ 2.2`, `IV`) and its path
 (`II/III`: the headings above it, then its label), so players can name it as the document
-does: `RULE § 2.2`, `RULE 2.2`, `HISTORY II/III`, `PROPOSE REPEAL IV`. A number is tried
-first (the rule's number now, then any number it had, 109); then labels, the rules in force
-before repealed ones; then paths. A label that several rules share is ambiguous: the answer
-lists them, and their numbers or paths tell them apart.
+does: `RULE § 2.2`, `RULE 2.2`, `HISTORY II/III`, `PROPOSE REPEAL IV`, `AMEND 2327`,
+`RULE 4E83`, `RULE -216`. A label is tried first (the rules in force before repealed ones), as
+the document's label is what its players know a rule by; then a number (the rule's number now,
+then any number it had, 109); then paths. A label that several rules share is ambiguous: the
+answer lists them, and their numbers or paths tell them apart.
 """
 
 from __future__ import annotations
@@ -58,16 +59,16 @@ def resolve(rules: Sequence[Rule], ref: str | int | None) -> Found:
         return Found(None)
     text = str(ref).strip().lstrip("#").strip()
     plain = text.rstrip(".,:;")
-    if numerals.is_number(plain):
-        by_number = _by_number(rules, int(plain))
-        if by_number is not None:
-            return Found(by_number)
     wanted = normal(text)
     if not wanted:
         return Found(None)
     labelled = _prefer_in_force(r for r in rules if r.label and normal(r.label) == wanted)
     if len(labelled) == 1:
         return Found(labelled[0])
+    if numerals.is_number(plain):
+        by_number = _by_number(rules, int(plain))
+        if by_number is not None:
+            return Found(by_number)
     if labelled:
         return Found(None, labelled)
     pathed = [r for r in rules if r.path and normal(r.path) == wanted]
@@ -82,6 +83,8 @@ def display(rule: Rule, rules: Sequence[Rule] = ()) -> str:
     has neither."""
     if not rule.label:
         return rule.path if "/" in rule.path else ""
+    if rule.label == str(rule.number):
+        return ""  # `Rule 2327`, not `Rule 2327 (2327)`
     twins = [r for r in rules if r.label and normal(r.label) == normal(rule.label)]
     if len(twins) <= 1 and rules:
         return rule.label

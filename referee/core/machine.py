@@ -31,7 +31,7 @@ from referee.core.changes import (
     RuleChangeKind,
 )
 from referee.core.clock import tick
-from referee.core.debate import choose_delivery, debate
+from referee.core.debate import choose_delivery, debate, suggest
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -55,6 +55,7 @@ from referee.core.events import (
     Quit,
     Revise,
     SetParameter,
+    Suggest,
     Tick,
     Vote,
 )
@@ -261,5 +262,6 @@ HANDLERS: dict[type, Handler] = {
     NameWinner: name_winner,
     Debate: debate,
     ChooseDelivery: choose_delivery,
+    Suggest: suggest,
     Query: query,
 }

@@ -293,6 +293,8 @@ class GameState:
     debate_delivery: tuple[tuple[str, DebateDelivery], ...] = ()  # email -> choice; default ALL
     digest: tuple[DigestItem, ...] = ()  # debate waiting for the next daily digest
     digest_at: datetime | None = None  # when the daily digest goes out
+    # commands a player's plain words seemed to mean, waiting for a bare yes: email -> lines
+    suggestions: tuple[tuple[str, str], ...] = ()
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     # --- lookups -------------------------------------------------------------------------
@@ -302,6 +304,12 @@ class GameState:
             if p.email == email:
                 return p
         return None
+
+    def suggestion_of(self, email: str) -> str:
+        for who, lines in self.suggestions:
+            if who == email:
+                return lines
+        return ""
 
     def delivery_of(self, email: str) -> DebateDelivery:
         for who, choice in self.debate_delivery:

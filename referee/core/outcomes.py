@@ -41,6 +41,7 @@ class Done(enum.StrEnum):
     HELP = "help"
     DEBATE_RELAYED = "debate_relayed"
     DELIVERY_CHOSEN = "delivery_chosen"
+    CONFIRM_NEEDED = "confirm_needed"  # plain words read as a command, waiting for a bare yes
 
 
 class Reason(enum.StrEnum):
@@ -103,6 +104,7 @@ class Reason(enum.StrEnum):
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
     NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
@@ -547,6 +549,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
 @dataclass(frozen=True)
@@ -606,6 +609,7 @@ class DailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DAILY_LIMIT
     what: str  # "mails" | "commands"
     limit: int
+    next: datetime | None = None  # when this sender's mail is read and answered again
 
 
 @dataclass(frozen=True)
@@ -638,6 +642,18 @@ class DebateRelayed(Accepted):
 class DeliveryChosen(Accepted):
     code: ClassVar[Done] = Done.DELIVERY_CHOSEN
     delivery: str  # "all" | "digest" | "none"
+
+
+@dataclass(frozen=True)
+class ConfirmNeeded(Accepted):
+    code: ClassVar[Done] = Done.CONFIRM_NEEDED
+    meant: str  # the command, written out
+
+
+@dataclass(frozen=True)
+class NotUnderstood(Refused):
+    code: ClassVar[Reason] = Reason.NOT_UNDERSTOOD
+    hint: str  # the nearest command, or ""
 
 
 @dataclass(frozen=True)
@@ -705,6 +721,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Help,
     DebateRelayed,
     DeliveryChosen,
+    ConfirmNeeded,
 )
 REFUSED: tuple[type[Refused], ...] = (
     GameOver,
@@ -763,6 +780,7 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    NotUnderstood,
     NotInForce,
     PlayerLeft,
     NoJudgeYet,

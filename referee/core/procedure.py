@@ -37,6 +37,7 @@ from referee.core.events import (
     Reason,
     Revise,
     SetParameter,
+    Suggest,
     Vote,
 )
 from referee.core.mechanics import SPEC, Mechanic
@@ -172,6 +173,13 @@ TABLE: tuple[Move, ...] = (
         note="the proposal exists; the same words once",
     ),
     Move(ChooseDelivery, "DEBATE ALL / DIGEST / NONE", Role.PLAYER, ALWAYS, (M.DEBATE,)),
+    Move(
+        Suggest,
+        "(a vote in plain words, kept for a bare yes)",
+        Role.ANYONE,
+        ALWAYS | {Stage.OVER},
+        (),
+    ),
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ()
     ),

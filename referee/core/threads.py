@@ -24,12 +24,13 @@ class ThreadKind(enum.StrEnum):
     APPEAL = "appeal"  # 212, 213: the appeal, its Champion, its ruling, the crown
     TIE = "tie"  # 209: the King names the winner
     TABLE = "table"  # 112: debate said to the table outside any proposal (SAY)
+    CONFIRM = "confirm"  # a reply asking the player to confirm what a line seemed to mean
     RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
 
 
 _PROMPTS = (ThreadKind.AWARD, ThreadKind.PARAMETERS, ThreadKind.APPEAL, ThreadKind.TIE)
 _NAME = re.compile(
-    r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table|ruleset)"
+    r"(proposal|award|parameters|appeal)-([a-z0-9]+(?:-[a-z0-9]+)?)|(tie|table|confirm|ruleset)"
 )
 
 
@@ -63,6 +64,10 @@ class Thread:
     @classmethod
     def table(cls) -> Thread:
         return cls(ThreadKind.TABLE)
+
+    @classmethod
+    def confirm(cls) -> Thread:
+        return cls(ThreadKind.CONFIRM)
 
     @classmethod
     def ruleset(cls) -> Thread:

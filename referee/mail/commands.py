@@ -124,7 +124,7 @@ def _rule_ref(words: Sequence[str]) -> tuple[int | None, str, int]:
     value = numerals.number(plain)
     if value is not None:
         return value, "", used
-    if not written.isascii():
+    if any(c.isnumeric() and not c.isascii() for c in written):
         raise SyntaxProblem(f"N: {_cut(words[0])!r}")  # ³⁰¹, ٣٠١: a number only in ASCII digits
     if plain.isdigit() or len(written) > 40:  # 5,000 digits: no rule, no label is that long
         raise SyntaxProblem(f"N: {_cut(words[0])!r}")

@@ -19,22 +19,29 @@ from referee.core.threads import Thread, ThreadKind
 from referee.mail.outgoing import domain_of, slug, thread_in
 
 
+def nearest_thread(
+    references: tuple[str, ...], in_reply_to: str, game: str, address: str
+) -> Thread | None:
+    """The thread of the nearest of the game's own mails this mail answers (None: none, or
+    one of the referee's unthreaded answers)."""
+    ours = re.compile(rf"<{re.escape(slug(game))}\.[^@>]+@{re.escape(domain_of(address))}>", re.I)
+    for reference in (in_reply_to, *reversed(references)):
+        if ours.fullmatch(reference.strip()):
+            return thread_in(reference, game)  # the nearest of ours decides, whatever it is
+    return None
+
+
 def debate_thread(
     references: tuple[str, ...], in_reply_to: str, game: str, address: str, state: GameState
 ) -> Thread | None:
     """The proposal's (or the table's) thread this mail talks in, or None."""
-    ours = re.compile(rf"<{re.escape(slug(game))}\.[^@>]+@{re.escape(domain_of(address))}>", re.I)
-    for reference in (in_reply_to, *reversed(references)):
-        if not ours.fullmatch(reference.strip()):
-            continue
-        thread = thread_in(reference, game)  # the nearest of ours decides, whatever it is
-        if thread is None:
-            return None
-        if thread.kind is ThreadKind.TABLE:
-            return thread
-        if thread.kind is ThreadKind.PROPOSAL and thread.number is not None:
-            return thread if state.proposal(thread.number) is not None else None
+    thread = nearest_thread(references, in_reply_to, game, address)
+    if thread is None:
         return None
+    if thread.kind is ThreadKind.TABLE:
+        return thread
+    if thread.kind is ThreadKind.PROPOSAL and thread.number is not None:
+        return thread if state.proposal(thread.number) is not None else None
     return None
 
 

@@ -137,9 +137,9 @@ CHAIN_HEADER = b"X-Nomic-Chain: "
 CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
 
 
-def list_id(game: str, address: str) -> str:
-    """The game's List-Id (RFC 2919): its name, then `<slug.domain>`."""
-    return f"{header_value(game)} <{slug(game)}.{domain_of(address)}>"
+def list_id(name: str, key: str, address: str) -> str:
+    """The game's List-Id (RFC 2919): its name, then `<key.domain>` (the key never changes)."""
+    return f"{header_value(name)} <{slug(key)}.{domain_of(address)}>"
 
 
 _URL_OK = re.compile(r"https?://[\x21-\x3b\x3d\x3f-\x7e]{1,900}")

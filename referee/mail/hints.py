@@ -1,0 +1,147 @@
+"""Lines the referee did not take as commands, and what the player seems to have meant (pure).
+
+Serves every command rule (103-215) and the debate of rule 112: a reply should help the player
+act. A line that is not a command is quoted back in the reply, with the nearest command when
+one is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language. A line that
+says a vote in plain words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a
+proposal) is read as the vote it seems to mean, which is applied only when the player confirms
+it with a bare yes in reply. Such lines are never relayed as debate: what reaches the table is
+the player's talk, never a command they mistyped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from referee.mail.commands import REGISTRY, SyntaxProblem, fold, match, parse_commands
+
+CLOSE = 0.75  # difflib's ratio for a misspelt keyword word ("PROPSE" / "PROPOSE": 0.92)
+QUOTED = 8  # lines of a mail quoted back as not understood, at most
+
+_KEYWORDS = sorted(
+    {tuple(fold(w) for w in kw.split()) for s in REGISTRY for kw in (s.english, s.italian)},
+    key=len,
+    reverse=True,
+)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One line of the mail no command took: where it is, and the command it may mean."""
+
+    index: int  # the line's index in the mail's own words
+    line: str
+    meant: str = ""  # a command, written out, that the line seems to mean
+    vote: bool = False  # said a vote in plain words: applied when the player confirms
+
+
+def _close(word: str, keyword: str) -> bool:
+    if word == keyword:
+        return True
+    if len(word) < 3:
+        return False
+    return difflib.SequenceMatcher(None, word, keyword).ratio() >= CLOSE
+
+
+def nearest(line: str, sender: str = "", language: str = "en") -> str:
+    """The command `line` seems to mean when its keyword is misspelt, else ""."""
+    words = line.split()
+    if not words or match(line) is not None:
+        return ""
+    folded = [fold(w).strip(".,;:!?") for w in words]
+    own = {
+        tuple(fold(w) for w in (s.italian if language == "it" else s.english).split())
+        for s in REGISTRY
+    }
+    best: tuple[float, bool, tuple[str, ...]] | None = None
+    for keyword in _KEYWORDS:
+        width = len(keyword)
+        if len(folded) < width:
+            continue
+        pairs = list(zip(folded, keyword, strict=False))
+        if not all(_close(w, k) for w, k in pairs):
+            continue
+        score = sum(difflib.SequenceMatcher(None, w, k).ratio() for w, k in pairs) / width
+        ranked = (score + 0.01 * width, keyword in own, keyword)
+        if best is None or ranked[:2] > best[:2]:
+            best = ranked
+    if best is None:
+        return ""
+    keyword = best[2]
+    written = " ".join([*keyword, *words[len(keyword) :]])
+    hit = match(written)
+    if hit is None:
+        return ""
+    spec = hit[0]
+    if spec.multiline:
+        return " ".join(keyword)  # its text follows; the keyword is the hint
+    if _builds(spec.name, written, sender):
+        return written
+    # The corrected line must read as the command ("Votes are in" is not VOTE), unless the
+    # player wrote the keyword in capitals, as commands are written.
+    return " ".join(keyword) if words[0].isupper() else ""
+
+
+def _builds(name: str, written: str, sender: str) -> bool:
+    try:
+        found = parse_commands(sender, "", written)
+    except SyntaxProblem:
+        return False
+    return bool(found) and found[0].spec.name == name and found[0].command is not None
+
+
+_NUMBER = r"(?:#|n\.?\s*|no\.?\s*)?(\d{3,4})"
+_YES = r"yes|aye|for|in favou?r(?: of)?|s[iì]|favorevole(?: al(?:la)?)?|a favore(?: de(?:lla|l))?"
+_NO = r"no|nay|against|contr(?:o|ario)(?: al(?:la)?)?"
+_PLAIN_VOTE = re.compile(
+    rf"^\s*(?:(?:i|io)\s+)?(?:(?:vote|voting|am voting|'m voting|voto|votes?)\s+)?"
+    rf"(?P<answer>{_YES}|{_NO})\s+(?:on|to|for|at|alla|sulla|per|la|a)?\s*"
+    rf"(?:(?:the\s+)?proposal|proposta)?\s*{_NUMBER}\s*[.!]*\s*$",
+    re.I,
+)
+_PLUS = re.compile(r"^\s*([+-])1\s*[.!]*\s*$")
+
+
+def plain_vote(line: str, proposal: int | None, language: str) -> str:
+    """The vote a line says in plain words, written out as the command, or ""."""
+    yes_word = "SÌ" if language == "it" else "YES"
+    keyword = "VOTO" if language == "it" else "VOTE"
+    plus = _PLUS.match(line)
+    if plus and proposal is not None:
+        return f"{keyword} {proposal} {yes_word if plus.group(1) == '+' else 'NO'}"
+    found = _PLAIN_VOTE.match(line)
+    if found is None:
+        return ""
+    answer = fold(found.group("answer")).split()[0]
+    yes = answer not in ("NO", "NAY", "AGAINST", "CONTRO", "CONTRARIO")
+    return f"{keyword} {int(found.group(2))} {yes_word if yes else 'NO'}"
+
+
+def hints(
+    text: str,
+    taken: list[tuple[int, int]],
+    proposal: int | None,
+    debate: bool,
+    language: str,
+    sender: str = "",
+) -> list[Hint]:
+    """Every line of `text` no command took that is a vote in plain words or near a command;
+    outside a debate every other line too, as not understood."""
+    used: set[int] = set()
+    for first, last in taken:
+        used.update(range(first, last))
+    found: list[Hint] = []
+    for index, raw in enumerate(text.split("\n")):
+        line = raw.strip()
+        if index in used or not line:
+            continue
+        vote = plain_vote(line, proposal, language)
+        if vote:
+            found.append(Hint(index, line, vote, vote=True))
+            continue
+        meant = nearest(line, sender, language)
+        if meant or not debate:
+            found.append(Hint(index, line, meant))
+    return found

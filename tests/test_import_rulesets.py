@@ -1,0 +1,370 @@
+"""Rulesets as Nomic groups write them, imported rule for rule and played by their own labels
+(101, 102, 109, 111, 209, 210).
+
+Each document in tests/data/rulesets (see SOURCES.md there) is imported with `nomic-referee
+import`: the rule count is exact, every rule's text is whole and separate, the labels are the
+document's, export gives the document back in its own order and a second import the same
+folder; then a game started on it amends a rule named by its own label through `replay`.
+A generated ruleset of several hundred rules checks the same at scale.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import mailbox
+import random
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from referee import importer, rulebook
+from referee.core import labels, numbering
+from referee.counts import counted
+from tests.helpers import BOB, CARLA
+from tests.test_cli import cli
+from tests.test_import_documents import bodies, config, message, turn
+
+DATA = Path(__file__).resolve().parent / "data" / "rulesets"
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    file: str
+    labels: tuple[str, ...]  # every rule's label, in the document's order
+    flags: tuple[str, ...]  # the import's options, carrying or dismissing what the rules state
+    amend: str  # the label of the rule the game amends
+    ends: dict[str, tuple[str, str]]  # label: how its text starts and ends
+    parameters: str = ""
+
+
+SHAPES = [
+    Shape(
+        "full-logical-ruleset",
+        "driftwood-flr.txt",
+        (
+            "101",
+            "1698",
+            "869",
+            "2139",
+            "2350",
+            "106",
+            "879",
+            "2422",
+            "2141",
+            "1030",
+            "2449",
+            "2327",
+        ),
+        (
+            "--immutable-power",
+            "3",
+            "--carry",
+            "winning_score=2449",
+            "--carry",
+            "max_mutable_rules=2141",
+            "--dismiss",
+            "debate_days",
+            "--dismiss",
+            "voting_days",
+        ),
+        "2327",
+        {
+            "2327": ("The first week of each October", "DOES NOT OVERRIDE ANY OTHER RULE."),
+            "106": ("When a proposal is adopted", "3. Ties are resolved against the proposal."),
+            "2139": ("The Registrar is an office", "2. Each player's voting strength."),
+            "101": ("Driftwood is a game of Nomic", "but the game never ends."),
+        },
+    ),
+    Shape(
+        "bold-numbers",
+        "initial-set-bold.md",
+        tuple(str(n) for n in [*range(101, 118), *range(201, 216)]),
+        (
+            "--immutable-under",
+            "Immutable Rules",
+            "--dismiss",
+            "winning_score",
+            "--dismiss",
+            "majority_after_rounds",
+            "--dismiss",
+            "debate_days",
+        ),
+        "203",
+        {"101": ("All players must always abide", "201 to 215 (mutable).")},
+    ),
+    Shape(
+        "bold-numbers-by-topic",
+        "initial-set-topics.md",
+        (
+            "101",
+            "113",
+            "116",
+            "117",
+            "102",
+            "103",
+            "104",
+            "105",
+            "106",
+            "107",
+            "108",
+            "109",
+            "110",
+            "111",
+            "112",
+            "114",
+            "115",
+            "201",
+            "202",
+            "203",
+            "204",
+            "205",
+            "206",
+            "207",
+            "208",
+            "210",
+            "209",
+            "211",
+            "212",
+            "213",
+            "214",
+            "215",
+        ),
+        (
+            "--immutable-under",
+            "The game",
+            "--immutable-under",
+            "Changing the rules",
+            "--dismiss",
+            "winning_score",
+            "--dismiss",
+            "majority_after_rounds",
+            "--dismiss",
+            "debate_days",
+        ),
+        "209",
+        {
+            "113": (
+                "The condition that makes a player",
+                "applied and enacted and, if mutable, amended and repealed.",
+            )
+        },
+    ),
+    Shape(
+        "markdown-rule-headings",
+        "sandbar-nomic.md",
+        ("4E83", "-216", "7", "3A", "12"),
+        (
+            "--immutable",
+            "7",
+            "--carry",
+            "winning_score=7",
+            "--dismiss",
+            "debate_days",
+            "--dismiss",
+            "majority_after_rounds",
+        ),
+        "4E83",
+        {
+            "4E83": ("A player proposes a rule change", "2. Comment on anything unclear."),
+            "-216": ("Voting happens on the pull request", "simple majority of the votes cast."),
+        },
+    ),
+    Shape(
+        "underlined-rule-headers",
+        "harbour-rules.txt",
+        ("1", "2", "5", "4", "10"),
+        (
+            "--immutable",
+            "10",
+            "--carry",
+            "winning_score=5",
+            "--dismiss",
+            "debate_days",
+            "--dismiss",
+            "majority_after_rounds",
+        ),
+        "5",
+        {"2": ("The rules in force are kept", "3) a majority of the members present.")},
+    ),
+    Shape(
+        "parenthesised-numbers",
+        "tidepool-laws.txt",
+        ("1", "2", "3", "4", "5"),
+        (
+            "--immutable",
+            "4",
+            "--carry",
+            "winning_score=5",
+            "--dismiss",
+            "debate_days",
+            "--dismiss",
+            "majority_after_rounds",
+        ),
+        "3",
+        {"2": ("A player proposes a change", "passes when every player votes FOR.")},
+    ),
+]
+
+
+@pytest.fixture(params=SHAPES, ids=[s.name for s in SHAPES])
+def shape(request: pytest.FixtureRequest) -> Shape:
+    found: Shape = request.param
+    return found
+
+
+def test_each_rule_is_read_whole_with_its_own_label(shape: Shape, tmp_path: Path) -> None:
+    text = (DATA / shape.file).read_text(encoding="utf-8")
+    doc = importer.read_document(text)
+    assert tuple(s.label for s in doc.sections) == shape.labels
+    for label, (start, end) in shape.ends.items():
+        [rule] = [s for s in doc.sections if s.label == label]
+        assert rule.text.startswith(start) and rule.text.endswith(end), rule.text
+    headers = [s.marker.splitlines()[0] for s in doc.sections if s.marker]
+    for rule in doc.sections:  # separate: no rule holds another's header
+        assert not any(h in rule.text.splitlines() for h in headers), rule.label
+    assert not importer.warnings(doc)
+    folder = tmp_path / "rules"
+    done = cli("import", DATA / shape.file, "--out", folder, "--strict", *shape.flags)
+    assert done.returncode == 0, done.stderr
+    assert f"found {counted(len(shape.labels), 'rule')} by" in done.stdout
+    assert f"rule {shape.labels[0]}" in done.stdout
+    rules = rulebook.load_folder(folder).rules
+    assert sorted(r.label for r in rules) == sorted(shape.labels)
+    numbers = {r.label: r.number for r in rules}
+    for label, number in numbers.items():  # a whole-number label is the rule's number
+        if re.fullmatch(r"\d+", label):
+            assert number == int(label)
+    # export: the document's order, its own headers, word for word; a second import: the same
+    exported = cli("export", folder)
+    assert exported.returncode == 0, exported.stderr
+    assert exported.stdout.split() == text.split()
+    again_doc = tmp_path / ("again" + Path(shape.file).suffix)
+    again_doc.write_text(exported.stdout, encoding="utf-8")
+    again = tmp_path / "again"
+    assert cli("import", again_doc, "--out", again, *shape.flags).returncode == 0
+    for file in folder.glob("*.md"):
+        assert (again / file.name).read_text(encoding="utf-8") == file.read_text(encoding="utf-8")
+    assert cli("export", again).stdout == exported.stdout
+
+
+def test_a_game_amends_a_rule_by_its_own_label(shape: Shape, tmp_path: Path) -> None:
+    folder = tmp_path / "rules"
+    assert cli("import", DATA / shape.file, "--out", folder, *shape.flags).returncode == 0
+    before = rulebook.load_folder(folder).rules
+    mutable = sum(1 for r in before if r.mutable)
+    settings = config(tmp_path, folder, f"max_mutable_rules = {mutable + 5}")
+    first = numbering.first_proposal_number(before)
+    new_text = "Every player may read the ruleset aloud once a week."
+    script = [
+        *turn(CARLA, f"PROPOSE AMEND {shape.amend}\n{new_text}\nEND", first, 0),
+        message(BOB, f"RULE {shape.amend}\nHISTORY {shape.amend}", 8 * 24 + 20),
+    ]
+    box_path = tmp_path / "game.mbox"
+    box = mailbox.mbox(str(box_path))
+    for item in script:
+        entry = mailbox.mboxMessage(item.as_bytes())
+        entry.set_from(
+            str(item["From"]), email.utils.parsedate_to_datetime(item["Date"]).timetuple()
+        )
+        box.add(entry)
+    box.close()
+    sent = tmp_path / "sent.mbox"
+    done = cli("replay", settings, box_path, "--json", "--out", sent)
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout)
+    assert {p["number"]: p["status"] for p in state["proposals"]} == {first: "adopted"}
+    rules = {r["number"]: r for r in state["rules"]}
+    old = labels.resolve(before, shape.amend).rule
+    assert old is not None and old.number not in rules
+    assert rules[first]["text"] == new_text and rules[first]["label"] == shape.amend
+    assert all(
+        labels.normal(r["label"]) != labels.normal(shape.amend)
+        for r in rules.values()
+        if r["number"] != first
+    )
+    answer = next(t for s, t in bodies(sent) if f"> RULE {shape.amend}" in t)
+    assert new_text in answer
+
+
+def test_a_ruleset_of_several_hundred_rules(tmp_path: Path) -> None:
+    """Three hundred rules in topic order, numbers from 100 to 9999 with gaps, lists and
+    ALL-CAPS sentences inside rules, histories, separators and section titles between them."""
+    chance = random.Random(18)
+    numbers = chance.sample(range(100, 10000), 300)
+    texts = {}
+    blocks = ["THE SHORT LOGICAL RULESET", "", "Date of this ruleset: 1 Dec 2026", ""]
+    for position, number in enumerate(numbers):
+        if position % 25 == 0:
+            blocks += ["=" * 72, f"Section {position // 25 + 1}", "-" * 72]
+        word = chance.choice(["who", "when", "how"])
+        body = [f"Rule {number} says {word} things happen, whenever a player asks for it."]
+        if position % 3 == 0:
+            body += ["", "A player CAN do so by:", "", "1. announcing it;", "2. waiting 4 days."]
+        if position % 7 == 0:
+            body += ["", "THIS RULE TAKES PRECEDENCE OVER RULE 101."]
+        texts[str(number)] = "\n".join(body)
+        blocks += [f"Rule {number}/{position % 9 + 1} (Power={1 + position % 3})", "Title"]
+        blocks += ["", textwrap.indent(texts[str(number)], "      "), ""]
+        if position % 2:
+            blocks += ["History:", f"Enacted by P{position} (Wren), 1 Jan 2026", ""]
+        blocks.append("-" * 72)
+    document = "\n".join(blocks) + "\n"
+    doc = importer.read_document(document)
+    assert [s.label for s in doc.sections] == [str(n) for n in numbers]
+    assert {s.label: s.text for s in doc.sections} == texts
+    assert len(doc.headings) == 12 and not importer.warnings(doc)
+    assert [int(s.power) for s in doc.sections][:4] == [1, 2, 3, 1]
+    source = tmp_path / "slr.txt"
+    source.write_text(document, encoding="utf-8")
+    folder = tmp_path / "slr"
+    done = cli("import", source, "--out", folder, "--immutable-power", "3")
+    assert done.returncode == 0, done.stderr
+    assert "found 300 rules by their headers, 12 headings" in done.stdout
+    rules = rulebook.load_folder(folder).rules
+    assert sum(1 for r in rules if not r.mutable) == 100
+    exported = cli("export", folder)
+    assert exported.stdout.split() == document.split()
+
+
+def test_what_looks_wrong_is_said_and_strict_refuses(tmp_path: Path) -> None:
+    lists = tmp_path / "players.txt"
+    lists.write_text(
+        "Players\n\n" + "\n\n".join(f"1. Alice\n2. Bob\n3. Carla {n}" for n in range(5)) + "\n",
+        encoding="utf-8",
+    )
+    loose = cli("import", lists, "--out", tmp_path / "a")
+    assert loose.returncode == 0 and "warning:" in loose.stdout
+    strict = cli("import", lists, "--out", tmp_path / "b", "--strict")
+    assert strict.returncode != 0 and "warning:" in strict.stdout
+
+
+def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: Path) -> None:
+    folder = tmp_path / "dw"
+    done = cli("import", DATA / "driftwood-flr.txt", "--out", folder, "--immutable-power", "3")
+    assert done.returncode == 0, done.stderr
+    assert "rule 2449 says winning_score = 50" in done.stdout
+    assert "“The first player to reach 50 points wins the game.”" in done.stdout
+    assert "voting strength (rule 2139, 2422)" in done.stdout and "quorum" in done.stdout
+    refused = cli("init", config(tmp_path, folder, "max_mutable_rules = 20"))
+    assert refused.returncode == 2 and "winning_score = 50" in refused.stderr
+    assert "--carry debate_days=2350" in refused.stderr
+    carried = tmp_path / "carried"
+    flags = (
+        "--carry",
+        "winning_score=2449",
+        "--carry",
+        "max_mutable_rules=2141",
+        "--dismiss",
+        "debate_days",
+        "--dismiss",
+        "voting_days",
+    )
+    assert cli("import", DATA / "driftwood-flr.txt", "--out", carried, *flags).returncode == 0
+    rules = {r.label: r for r in rulebook.load_folder(carried).rules}
+    assert rules["2449"].parameters == (("winning_score", "50"),)
+    assert rules["2141"].parameters == (("max_mutable_rules", "60"),)

@@ -1,0 +1,112 @@
+"""Every reply helps the player act: lines quoted back with the nearest command, votes said in
+plain words confirmed by a bare yes, and the daily limits saying when mail is answered again.
+
+Serves the commands of rules 103-215 and the debate of rule 112; driven by mail, in English
+and Italian, with replies built as a mail client builds them (tests/test_debate.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from referee.config import Settings, load_settings
+from referee.service import Referee
+from referee.store.store import Store
+from tests.conftest import write_config
+from tests.helpers import ADA, BOB, CARLA, T0, mail
+from tests.test_debate import HOUR, client_reply, flat, outbox, propose
+
+
+def test_an_unknown_line_is_quoted_back_with_the_nearest_command(referee: Referee) -> None:
+    raw = mail(CARLA, "Hi all,\nPROPSE ENACT\nBe kind.\nEND\nSTAUS", at=T0 + HOUR)
+    referee.receive(raw, T0 + HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "> PROPSE ENACT Not understood. Did you mean PROPOSE ENACT?" in answer
+    assert "> STAUS Not understood. Did you mean STATUS?" in answer
+    assert "> Hi all, Not understood. This line is not a command" in answer
+    assert referee.state.proposal(301) is None  # a typo is never guessed into a proposal
+    assert outbox(referee, "debate") == []
+
+
+def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
+    settings = load_settings(write_config(tmp_path, "it"))
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0)
+        raw = mail(CARLA, "PROPONGO PROMULGRE\nSiate gentili.\nFINE", at=T0 + HOUR)
+        referee.receive(raw, T0 + HOUR)
+        answer = flat(outbox(referee, "reply", CARLA)[-1])
+        assert "> PROPONGO PROMULGRE Non capito. Intendevi PROPONGO PROMULGARE?" in answer
+
+        propose(referee, italian=True)
+        referee.receive(mail(BOB, "voto sì alla 301", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+        question = outbox(referee, "reply", BOB)[-1]
+        assert "Non ancora fatto. Sembra voler dire VOTO 301 SÌ" in flat(question)
+        assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
+        referee.receive(client_reply(question, BOB, "Sì", T0 + 3 * HOUR, True), T0 + 3 * HOUR)
+        assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+        confirmed = flat(outbox(referee, "reply", BOB)[-1])
+        assert "(letto come VOTO 301 SÌ)" in confirmed and "Fatto." in confirmed
+    finally:
+        store.close()
+
+
+def test_a_vote_in_plain_words_is_done_only_on_a_bare_yes(referee: Referee) -> None:
+    propose(referee)
+    referee.receive(mail(BOB, "I vote yes on 301", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    question = outbox(referee, "reply", BOB)[-1]
+    text = flat(question)
+    assert "> I vote yes on 301 Not done yet. This reads as VOTE 301 YES." in text
+    assert "I found no command" not in text
+    assert ".confirm." in str(question["Message-ID"])
+    assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
+
+    # A bare yes from someone else, or to another mail, confirms nothing.
+    referee.receive(client_reply(question, ADA, "yes", T0 + 3 * HOUR), T0 + 3 * HOUR)
+    assert referee.state.proposal(301).vote_of(ADA) is None  # type: ignore[union-attr]
+
+    referee.receive(client_reply(question, BOB, "Yes!", T0 + 4 * HOUR), T0 + 4 * HOUR)
+    assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+    done = flat(outbox(referee, "reply", BOB)[-1])
+    assert "read as VOTE 301 YES" in done and "Your vote on proposal 301: YES" in done
+    # used once: a second yes does nothing more
+    assert referee.state.suggestion_of(BOB) == ""
+
+
+def test_plus_one_in_a_proposals_thread_is_a_vote_to_confirm_never_debate(
+    referee: Referee,
+) -> None:
+    propose(referee)
+    circulated = outbox(referee, "proposal_circulated", ADA)[0]
+    words = "Nicknames are fun.\n+1"
+    referee.receive(client_reply(circulated, ADA, words, T0 + 2 * HOUR), T0 + 2 * HOUR)
+    relays = outbox(referee, "debate", BOB)
+    assert len(relays) == 1
+    relayed = flat(relays[0]).split("---")[0]
+    assert "Nicknames are fun." in relayed and "+1" not in relayed
+    answer = flat(outbox(referee, "reply", ADA)[-1])
+    assert "> +1 Not done yet. This reads as VOTE 301 YES." in answer
+    assert "went to the table: to 2 players now" in answer
+    # a misspelt command in the thread is quoted back, not relayed
+    referee.receive(client_reply(circulated, ADA, "VOTTE 301 NO", T0 + 3 * HOUR), T0 + 3 * HOUR)
+    assert len(outbox(referee, "debate", BOB)) == 1
+    assert "Did you mean VOTE 301 NO?" in flat(outbox(referee, "reply", ADA)[-1])
+
+
+def test_the_daily_limits_say_when_mail_is_answered_again(settings: Settings) -> None:
+    tight = replace(settings, limits=replace(settings.limits, mails_per_day=3))
+    store = Store(tight.database_url)
+    try:
+        referee = Referee.create(store, tight, T0)
+        for hour in (1, 2, 3):
+            referee.receive(mail(BOB, f"Hello {hour}", at=T0 + hour * HOUR), T0 + hour * HOUR)
+        last = flat(outbox(referee, "reply", BOB)[-1])
+        assert "This is the last answer today to a mail without a command" in last
+        assert "Wednesday 2 December 2026, 01:00 CET" in last
+        referee.receive(mail(BOB, "STATUS", at=T0 + 4 * HOUR), T0 + 4 * HOUR)
+        capped = flat(outbox(referee, "reply", BOB)[-1])
+        assert "You have reached today's limit (mails: 3 a day)" in capped
+        assert "until Wednesday 2 December 2026, 01:00 CET" in capped
+    finally:
+        store.close()
