@@ -85,7 +85,7 @@ def workers(count: int, mails: int, games: int) -> tuple[float, int]:
             every = make_games(base, url, games, sink.port)
             configs = [base / f"game{i}" / "game.toml" for i in range(games)]
             store = Store(url)
-            ids = [store.game_id(s.game.name) or 0 for s in every]
+            ids = [store.game_id(s.game.key) or 0 for s in every]
             log = base / "run.log"
             processes = [start_run(configs, log) for _ in range(count)]
             try:

@@ -33,7 +33,7 @@ def toml(path: Path) -> dict[str, Any]:
 
 def write(settings: Settings, folder: Path) -> Keeper:
     store = Store(settings.database_url)
-    game_id = store.game_id(settings.game.name)
+    game_id = store.game_id(settings.game.key)
     assert game_id is not None
     keeper = Keeper(settings, store, game_id)
     keeper.write_archive(folder)

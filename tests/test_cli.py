@@ -226,7 +226,7 @@ def test_a_game_that_fails_while_being_created_is_removed(
             patch.setattr(Referee, "_emit", broken)
             with pytest.raises(RuntimeError):
                 Referee.create(store, settings, T0)
-        assert store.game_id(settings.game.name) is None
+        assert store.game_id(settings.game.key) is None
         assert store.outbox() == []
         referee = Referee.create(store, settings, T0)  # a second init starts clean
         assert store.counts(referee.game_id)["pending"] == 6

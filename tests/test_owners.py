@@ -274,7 +274,7 @@ def test_three_workers_six_games_a_burst_and_a_sigkill(tmp_path: Path, sink: Sin
             (settings.maildir / "new").mkdir(parents=True, exist_ok=True)
             configs.append(config)
             every.append(settings)
-        games = [store.game_id(s.game.name) or 0 for s in every]
+        games = [store.game_id(s.game.key) or 0 for s in every]
         log = tmp_path / "workers.log"
         workers = [start_run(configs, log) for _ in range(WORKERS)]
         try:
