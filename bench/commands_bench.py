@@ -7,7 +7,7 @@ about 4x for 4x the lines). Then one long line of words, where the quote strippe
 with the reply-parsing library it was evaluated against (mail-parser-reply), whose whole-text
 regular expressions grow quadratically.
 
-    python bench/commands_bench.py [--repeat 3]
+    python bench/commands_bench.py [--repeat 3] [--lines 1000,4000,15000] [--words 1250,2500,5000]
 """
 
 from __future__ import annotations
@@ -51,11 +51,15 @@ def read(raw: bytes) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--lines", default="1000,4000,15000", help="mail sizes, in VOTE lines")
+    parser.add_argument("--words", default="1250,2500,5000", help="long-line sizes, in words")
     args = parser.parse_args()
+    sizes = [int(n) for n in args.lines.split(",")]
+    long_lines = [int(n) for n in args.words.split(",")]
     stdlib = BytesParser(policy=policy.compat32)
     print(f"{'lines':>7} {'commands ms':>12} {'stdlib parse ms':>16} {'us/line':>8} {'growth':>7}")
     previous = None
-    for lines in (1_000, 4_000, 15_000):
+    for lines in sizes:
         raw = mail(lines)
         ours = best(lambda raw=raw: read(raw), args.repeat)  # type: ignore[misc]
         base = best(lambda raw=raw: stdlib.parsebytes(raw), args.repeat)  # type: ignore[misc]
@@ -65,7 +69,7 @@ def main() -> None:
         previous = ours
     library = EmailReplyParser(languages=["en", "it", "de", "fr", "es", "nl"])
     print(f"\n{'words in one line':>17} {'strip_reply ms':>15} {'mail-parser-reply ms':>21}")
-    for words in (1_250, 2_500, 5_000):
+    for words in long_lines:
         text = "On " + "x " * words + "\nVOTE 301 YES\n"
         ours = best(lambda text=text: strip_reply(text), args.repeat)  # type: ignore[misc]
         theirs = best(lambda text=text: library.parse_reply(text), 1)  # type: ignore[misc]

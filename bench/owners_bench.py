@@ -9,7 +9,7 @@ Baseline, measured in the same run on the same database: one process applying th
 of mail with `Referee.receive` in a loop (no inbox, no SMTP): the processing rate of a single
 worker with nothing around it.
 
-    python bench/owners_bench.py [--mails 600] [--games 6]
+    python bench/owners_bench.py [--mails 600] [--games 6] [--workers 3]
 """
 
 from __future__ import annotations
@@ -135,11 +135,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mails", type=int, default=600)
     parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--workers", type=int, default=3, help="up to this many processes")
     args = parser.parse_args()
     raw = baseline(args.mails // args.games)
     print(f"baseline: one process, receive() only, no mail I/O : {raw:7.1f} mail/s")
     one = 0.0
-    for count in (1, 2, 3):
+    for count in range(1, args.workers + 1):
         rate, answers = workers(count, args.mails, args.games)
         one = one or rate
         print(

@@ -5,8 +5,10 @@ Each figure is printed next to a raw baseline measured in the same run on the sa
   latency   SMTP submission of a vote -> the reply in the player's IMAP mailbox, with IDLE.
             Baseline: an echo that IDLEs on the same mailbox, fetches the mail and sends one
             reply with aiosmtplib. Target: p50 <= 0.8 s (Dovecot adds ~0.5 s before it pushes).
-  burst     1,000 mails waiting: the referee's throughput / the raw rate of fetching those
-            mails and sending one reply each with aiosmtplib. Target >= 0.5.
+  burst     1,000 mails waiting, from as many players as a real game's limits let send them in
+            one day (the default [limits]: 100 mails a player a day, so ten players for 1,000):
+            the referee's throughput / the raw rate of fetching those mails and sending one
+            reply each with aiosmtplib. Target >= 0.8.
   memory    peak resident memory of `run --once` on a 10,000-mail backlog. Target <= 150 MB.
 
     python bench/service_bench.py [latency|burst|memory|all] [--votes 30] [--burst 1000]
@@ -29,10 +31,14 @@ import threading
 import time
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from email.parser import BytesHeaderParser
+from email.utils import parseaddr
 from pathlib import Path
 
 import aiosmtplib
 from aioimaplib import aioimaplib
+from sqlalchemy import func
+from sqlmodel import Session, select
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,10 +47,12 @@ from referee.config import load_settings  # noqa: E402
 from referee.runner import Service  # noqa: E402
 from referee.service import Referee  # noqa: E402
 from referee.store.store import Store  # noqa: E402
+from referee.store.tables import InboundRow, InboundStatus  # noqa: E402
 from tests.conftest import CONFIG, PLAYER_ADDRESSES, REFEREE, live_config  # noqa: E402
 from tests.mailstack import PASSWORD, MailStack, running  # noqa: E402
 
 PLAYER = PLAYER_ADDRESSES[1]
+PER_DAY = 100  # the default [limits] mails_per_day: what one player may send in a day
 
 
 def mail(sender: str, body: str, mid: str) -> bytes:
@@ -106,6 +114,7 @@ class Echo:
         self.thread = threading.Thread(target=lambda: asyncio.run(self.main()), daemon=True)
 
     async def main(self) -> None:
+        parser = BytesHeaderParser()
         imap = aioimaplib.IMAP4(host="127.0.0.1", port=self.stack.imap_port)
         await imap.wait_hello_from_server()
         await imap.login(REFEREE, PASSWORD)
@@ -120,7 +129,7 @@ class Echo:
             for uid in uids:
                 fetched = await imap.uid("fetch", uid, "(BODY.PEEK[])")
                 raw = next(bytes(x) for x in fetched.lines if isinstance(x, bytearray))
-                sender = PLAYER if PLAYER.encode() in raw else PLAYER_ADDRESSES[0]
+                sender = parseaddr(str(parser.parsebytes(raw)["From"]))[1]
                 reply = EmailMessage()
                 reply["From"], reply["To"], reply["Subject"] = REFEREE, sender, "Re: bench"
                 reply.set_content("echo")
@@ -176,40 +185,84 @@ def latency(votes: int) -> None:
     print(f"latency target p50 <= 0.8 s: {verdict}")
 
 
+def burst_players(count: int) -> list[str]:
+    """The game's players plus as many more as the burst needs to stay within the daily limit."""
+    needed = max(len(PLAYER_ADDRESSES), -(-count // PER_DAY))
+    return [*PLAYER_ADDRESSES, *(f"p{i}@example.org" for i in range(needed - 3))]
+
+
+def burst_config(folder: Path, stack: MailStack, players: list[str]) -> Path:
+    """The live test game with the burst's extra players (plain players, not the King)."""
+    extra = "".join(
+        f'\n[[players]]\nname = "Player {i}"\nemail = "{address}"\n'
+        for i, address in enumerate(players[3:])
+    )
+    return live_config(folder, stack, f"sqlite:///{folder / 'b.db'}", extra=extra)
+
+
+def delivered(stack: MailStack, players: list[str], count: int, timeout: float) -> float:
+    """Wait until the players' INBOXes hold `count` messages together; the time it happened."""
+    clients = []
+    for user in players:
+        client = imaplib.IMAP4("127.0.0.1", stack.imap_port)
+        client.login(user, PASSWORD)
+        clients.append(client)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            total = sum(int(c.select("INBOX", readonly=True)[1][0] or 0) for c in clients)
+            if total >= count:
+                return time.monotonic()
+            time.sleep(0.02)
+    finally:
+        for client in clients:
+            client.logout()
+    raise TimeoutError(f"the players never had {count} messages")
+
+
 def burst(count: int) -> None:
+    players = burst_players(count)
+    senders = [players[i % len(players)] for i in range(count)]
     with tempfile.TemporaryDirectory() as folder:
-        stack = MailStack(Path(folder) / "stack", [REFEREE, *PLAYER_ADDRESSES]).start()
+        stack = MailStack(Path(folder) / "stack", [REFEREE, *players]).start()
         try:
-            for index in range(count):
-                stack.deliver(REFEREE, mail(PLAYER, "STATUS", f"<raw-{index}@bench>"))
+            for index, sender in enumerate(senders):
+                stack.deliver(REFEREE, mail(sender, "STATUS", f"<raw-{index}@bench>"))
             echo = Echo(stack)
             started = time.monotonic()
             echo.thread.start()
-            wait_for_count(PLAYER, stack, count, timeout=600)
+            delivered(stack, players, count, timeout=600)
             raw_rate = count / (time.monotonic() - started)
             echo.stop.set()
             echo.thread.join(10)
-            settings = load_settings(
-                live_config(Path(folder), stack, f"sqlite:///{Path(folder) / 'b.db'}")
-            )
+            settings = load_settings(burst_config(Path(folder), stack, players))
             store = Store(settings.database_url)
-            Referee.create(store, settings, datetime.now(UTC))
+            referee = Referee.create(store, settings, datetime.now(UTC))
+            opening = len(store.outbox(referee.game_id))  # the opening mail goes out too
             service = Service(settings, store)
-            for index in range(count):
-                stack.deliver(REFEREE, mail(PLAYER, "STATUS", f"<ref-{index}@bench>"))
-            before = inbox_size(PLAYER, stack)
+            for index, sender in enumerate(senders):
+                stack.deliver(REFEREE, mail(sender, "STATUS", f"<ref-{index}@bench>"))
+            before = sum(inbox_size(user, stack) for user in players)
             started = time.monotonic()
             summary = service.run_once(datetime.now(UTC))
-            wait_for_count(PLAYER, stack, before + count, timeout=600)
+            delivered(stack, players, before + opening + count, timeout=600)
             referee_rate = count / (time.monotonic() - started)
+            with Session(store.engine) as session:  # within the limits: every mail obeyed
+                refused = session.exec(
+                    select(func.count()).where(InboundRow.status != InboundStatus.PROCESSED)
+                ).one()
             store.close()
             assert summary.processed == count, summary
+            assert refused == 0, f"{refused} mails refused: the burst broke the daily limits"
         finally:
             stack.stop()
-    print(f"burst raw fetch+reply (baseline): {raw_rate:8.1f} mail/s  ({count} mails)")
-    print(f"burst referee                   : {referee_rate:8.1f} mail/s")
+    print(
+        f"burst raw fetch+reply (baseline): {raw_rate:8.1f} mail/s  ({count} mails from "
+        f"{len(players)} players, at most {-(-count // len(players))} each)"
+    )
+    print(f"burst referee                   : {referee_rate:8.1f} mail/s  (every mail obeyed)")
     ratio = referee_rate / raw_rate
-    print(f"burst ratio {ratio:.2f} ({'meets' if ratio >= 0.5 else 'misses'} the target >= 0.5)")
+    print(f"burst ratio {ratio:.2f} ({'meets' if ratio >= 0.8 else 'misses'} the target >= 0.8)")
 
 
 MEMORY_CHILD = """

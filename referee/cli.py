@@ -15,22 +15,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from zoneinfo import ZoneInfo
 
 import typer
 import typer.core
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
 
-from referee import __version__, rulebook
-from referee.config import ConfigError, Settings, load_settings
-from referee.core import view
+from referee import __version__
 from referee.counts import counted
-from referee.mail import servers
-from referee.resources import ResourceError
-from referee.service import Referee, missing_game, roster_difference
-from referee.store.store import DatabaseDown, Store, StoreError
+
+if TYPE_CHECKING:
+    from referee.config import Settings
+    from referee.service import Referee
+    from referee.store.store import Store
+
+# Each command imports what it needs (the database, the mail stack, the engine) when it runs:
+# `--help`, `--version`, `import` and `export` start without them (bench/startup_bench.py).
 
 app = typer.Typer(
     add_completion=False,
@@ -63,6 +63,8 @@ def parse_time(text: str | None, option: str) -> datetime | None:
 def settings_from(path: Path, secrets: bool = True) -> Settings:
     """The config, or one line naming the file; `secrets=False` for commands that never log
     in to a mail server, which then never ask for the passwords' environment variables."""
+    from referee.config import ConfigError, load_settings
+
     try:
         return load_settings(path, secrets)
     except ConfigError as exc:
@@ -80,6 +82,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _database_name(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
     try:
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # a URL sqlalchemy cannot parse: show it without its password part
@@ -93,6 +97,14 @@ def answers(settings: Settings | None, what: str) -> Iterator[None]:
     `settings` names the database and the IMAP server in the message; None (several games at
     once) keeps to the error's own words.
     """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from referee import rulebook
+    from referee.config import ConfigError
+    from referee.mail import servers
+    from referee.resources import ResourceError
+    from referee.store.store import DatabaseDown, StoreError
+
     database = _database_name(settings.database_url) if settings is not None else ""
     imap = settings.imap if settings is not None else None
     try:
@@ -128,6 +140,10 @@ def existing_store(settings: Settings) -> Store:
     A SQLite file that is not there yet would be made, empty, by merely connecting: say
     instead that the game has not been initialised.
     """
+    from sqlalchemy.engine import make_url
+
+    from referee.store.store import Store
+
     url = make_url(settings.database_url)
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         path = Path(str(url.database))
@@ -201,6 +217,8 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
             lines.append(f"mail: {mail['delivery']}")
     for difference in data.get("roster", []):
         lines.append(f"roster: {difference} (the game's players count; see 'players')")
+    if "chain" in data:
+        lines.append(f"record: link {data['chain']['link']}, head {data['chain']['head']}")
     typer.echo("\n".join(lines))
 
 
@@ -314,6 +332,8 @@ def _run_games(
 
     from referee import stopping
     from referee.runner import Service, Worker
+    from referee.service import roster_difference
+    from referee.store.store import Store
 
     services = []
     for settings in every:
@@ -373,6 +393,9 @@ def status(
     ] = 15,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
+    from referee.core import view
+    from referee.service import Referee, roster_difference
+
     settings = settings_from(config, secrets=False)
     moment = parse_time(now, "--now") or datetime.now(UTC)
     store = existing_store(settings)
@@ -386,6 +409,7 @@ def status(
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
             data["mail"]["delivery"] = _delivery(settings)
             data["roster"] = roster_difference(settings, referee.state)
+            data["chain"] = {"link": referee.link, "head": referee.head}  # 213: the record
             _print_state(data, as_json, settings.game.timezone)
     finally:
         store.close()
@@ -412,6 +436,8 @@ def players(
     from referee.core.events import Enrol, MoveAddress, Quit
     from referee.core.step import find_player
     from referee.runner import Service
+    from referee.service import Referee
+    from referee.store.store import Store
 
     settings = settings_from(config)
     args = list(words or [])
@@ -497,7 +523,7 @@ def migrate(config: ConfigArg) -> None:
 
 
 def _address_arg(text: str) -> str:
-    from referee.config import email_address
+    from referee.config import ConfigError, email_address
 
     try:
         return email_address(text, "players")
@@ -506,8 +532,10 @@ def _address_arg(text: str) -> str:
 
 
 def _print_players(referee: Referee, settings: Settings) -> None:
-    state = referee.state
     from referee.core.order import turn_order
+    from referee.service import roster_difference
+
+    state = referee.state
 
     ordered = [*turn_order(state), *(p for p in state.players if not p.active)]
     for p in ordered:
@@ -603,6 +631,7 @@ def outbox(
     """List the mail the referee has decided to send (waiting, sent, undeliverable); export it."""
     from referee.mail.sentbox import subject_of
     from referee.replay import write_mbox
+    from referee.service import Referee
 
     if show != "all" and show not in _STATUS:
         fail(f"--status: {show!r} is not one of waiting, sent, undeliverable, all")
@@ -653,6 +682,7 @@ app.add_typer(archive_app, name="archive")
 
 def _keeper(settings: Settings, store: Store) -> Any:
     from referee.archive import Keeper
+    from referee.service import missing_game
 
     game_id = store.game_id(settings.game.key)
     if game_id is None:
@@ -768,14 +798,17 @@ def replay(
     ] = None,
 ) -> None:
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
+    from referee.core import view
     from referee.replay import replay as run_replay
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
     _check_mbox(mbox)
     with answers(settings, "replay"):
-        result = run_replay(settings, mbox, stop, out, site)
-    _print_state(view.public_state(result.state, result.now), as_json, settings.game.timezone)
+        result = run_replay(settings, mbox, stop, out, site, progress=True)
+    data = view.public_state(result.state, result.now)
+    data["chain"] = {"link": result.link, "head": result.head}  # to compare with the mail's
+    _print_state(data, as_json, settings.game.timezone)
     typer.echo(
         f"{counted(result.messages, 'message')} read from {mbox}"
         + (f"; {counted(result.sent, 'mail')} written to {out}" if out is not None else ""),
@@ -789,6 +822,63 @@ def replay(
         )
     if result.failed:
         typer.echo(f"{counted(len(result.failed), 'message')} could not be processed", err=True)
+
+
+@app.command()
+def verify(
+    config: ConfigArg,
+    inbound: Annotated[
+        Path, typer.Argument(help="the mail the referee received: an mbox, or a Maildir folder")
+    ],
+    sent: Annotated[
+        Path | None,
+        typer.Option(help="the mail the referee sent (mbox or Maildir), checked byte for byte"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the verdict as JSON")] = False,
+    no_database: Annotated[
+        bool, typer.Option("--no-database", help="check the mail only, not the game's database")
+    ] = False,
+) -> None:
+    """Replay the mail and check every decision, chain link and sent mail (rule 213); exit 1
+    naming the first divergence."""
+    from referee.verify import verify as run_verify
+
+    settings = settings_from(config)
+    if not inbound.is_dir():
+        _check_mbox(inbound)
+    with answers(settings, "verify"):
+        verdict = run_verify(settings, inbound, sent, database=not no_database)
+    if as_json:
+        typer.echo(verdict.as_json())
+    else:
+        typer.echo(
+            f"{counted(verdict.messages, 'message')} replayed: {counted(verdict.links, 'link')}, "
+            f"head {verdict.head}"
+        )
+        if verdict.database_links:
+            typer.echo(f"database: {counted(verdict.database_links, 'link')} checked")
+        if sent is not None:
+            typer.echo(
+                f"sent mail: {counted(verdict.sent_checked, 'mail')} checked byte for byte"
+                + (
+                    f", {verdict.sent_missing} made by the rules not in {sent}"
+                    if verdict.ok
+                    else ""
+                )
+            )
+        for note in verdict.notes:
+            typer.echo(f"note: {note}")
+        if verdict.divergence is not None:
+            found = verdict.divergence
+            typer.echo(f"FAIL at {found.where}: {found.what}")
+            if found.published:
+                typer.echo(f"  published: {found.published}")
+            if found.rules_give:
+                typer.echo(f"  the rules give: {found.rules_give}")
+        else:
+            typer.echo("PASS: every decision, link and mail checked follows from the mail given")
+    if not verdict.ok:
+        raise typer.Exit(1)
 
 
 def _check_mbox(path: Path) -> None:
@@ -865,7 +955,7 @@ def import_document(
     """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
     import tempfile
 
-    from referee import findings, importer
+    from referee import findings, importer, rulebook
     from referee.core import params
 
     try:
@@ -941,6 +1031,7 @@ def export(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
 ) -> None:
     """Write a ruleset folder back as one document, in the source's own numbering."""
+    from referee import rulebook
     from referee.exporter import export as write_document
 
     if not folder.is_dir():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import mailbox
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
@@ -18,6 +20,7 @@ from email.policy import compat32
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
+from referee.archive.progress import progress_bar
 from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
@@ -41,6 +44,8 @@ class ReplayResult:
     sent: int
     failed: tuple[str, ...]
     pages: int = 0  # files of the website written, when asked for one
+    link: int = 0  # the hash chain's last link and head (213)
+    head: str = ""
 
 
 def _from_line_time(line: str) -> datetime | None:
@@ -88,67 +93,103 @@ def _date_header(raw: bytes) -> datetime | None:
 
 def replay(
     settings: Settings,
-    mbox: Path,
+    mbox: Path | list[Archived],
     until: datetime | None = None,
     out: Path | None = None,
     site: Path | None = None,
+    progress: bool = False,
+    render: bool = False,
+    inspect: Callable[[Store, Referee], None] | None = None,
+    start: datetime | None = None,
 ) -> ReplayResult:
     """A fresh game fed the archived mail; with `out`, every mail it sends is written there;
-    with `site`, the replayed game's website is written in that folder."""
-    messages = read_mbox(mbox)
+    with `site`, the replayed game's website is written in that folder; with `progress`, a
+    long replay draws a bar on a terminal.
+
+    The whole replay is one transaction of the in-memory store (`Store.batch`): the same
+    units of work as the live service's, committed once. `mbox` may be the messages already
+    read; `render` makes every mail without writing it; `inspect` sees the replayed store
+    before it is thrown away (how `verify` compares); `start` is when the game began (else the
+    config's `start`, else the first message's time)."""
+    messages = read_mbox(mbox) if isinstance(mbox, Path) else mbox
     times = [m.at for m in messages if m.at is not None]
-    start = settings.game.start or (times[0] if times else until) or datetime.now(UTC)
+    start = start or settings.game.start or (times[0] if times else until) or datetime.now(UTC)
     store = Store("sqlite://")  # the replay's own throw-away store, in memory
     try:
-        referee = Referee.create(store, settings, start, render=out is not None)
+        referee = Referee.create(store, settings, start, render=render or out is not None)
         now = start
         failed: list[str] = []
         count = 0
-        for item in messages:
-            at = max(item.at or now, now)
-            if until is not None and at > until:
-                break
-            now = at
-            count += 1
-            try:
-                referee.receive(item.raw, at)
-            except Exception as exc:  # what the live service quarantines: reported, skipped
-                mid, _, _ = intake.identify(item.raw)
-                log.error(
-                    "message %s set aside, as the live service quarantines it: %s: %s",
-                    mid,
-                    exc.__class__.__name__,
-                    exc,
-                )
-                failed.append(mid)
-        if until is not None and until > now:
-            now = until
-        referee.advance(now)
+        with (
+            store.batch(),
+            progress_bar("replaying", len(messages), progress) as step,
+        ):
+            for item in messages:
+                at = max(item.at or now, now)
+                if until is not None and at > until:
+                    break
+                now = at
+                count += 1
+                try:
+                    referee.receive(item.raw, at)
+                except Exception as exc:  # what the live service quarantines: reported, skipped
+                    mid, _, _ = intake.identify(item.raw)
+                    log.error(
+                        "message %s set aside, as the live service quarantines it: %s: %s",
+                        mid,
+                        exc.__class__.__name__,
+                        exc,
+                    )
+                    failed.append(mid)
+                step()
+            if until is not None and until > now:
+                now = until
+            referee.advance(now)
         if out is not None:
             rows = store.outbox(referee.game_id)
             write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
+        if inspect is not None:
+            inspect(store, referee)
         pages = 0
         if site is not None:
             from referee.archive import Keeper
 
             pages = Keeper(settings, store, referee.game_id).write_site(site)
-        return ReplayResult(referee.state, now, count, referee.queued, tuple(failed), pages)
+        return ReplayResult(
+            referee.state,
+            now,
+            count,
+            referee.queued,
+            tuple(failed),
+            pages,
+            referee.link,
+            referee.head,
+        )
     finally:
         store.close()
 
 
 def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) -> None:
+    """Write the messages as an mbox, each with a `From ` line dated at its time (UTC).
+
+    The bytes are written as they are (line ends made `\n`, a body line starting `From `
+    escaped as `>From `), exactly what Python's `mailbox.mbox` writes for them, without
+    parsing each message again to flatten it back.
+    """
     if path.exists():
         path.unlink()
-    box = mailbox.mbox(str(path), create=True)
-    try:
-        box.lock()
+    with path.open("xb") as handle:
         for raw, at in messages:
-            entry = mailbox.mboxMessage(raw)
-            stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-            entry.set_from(sender, stamp.timetuple())
-            box.add(entry)
-        box.flush()
-        box.unlock()
-    finally:
-        box.close()
+            handle.write(mbox_entry(raw, at, sender))
+
+
+def mbox_entry(raw: bytes, at: datetime, sender: str) -> bytes:
+    """One message of an mbox: its `From ` line, its escaped bytes and the blank line after."""
+    stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if body.startswith(b"From "):
+        body = b">" + body
+    body = body.replace(b"\nFrom ", b"\n>From ")
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    return f"From {sender} {time.asctime(stamp.timetuple())}\n".encode() + body + b"\n"

@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee import rulebook
+from referee import __version__, rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import codec, engine, mechanics, outcomes, procedure
+from referee.core import chain, codec, engine, mechanics, outcomes, procedure
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -153,6 +153,8 @@ class Referee:
             self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
         self.last_at = utc(latest) if latest is not None else self.state.started_at
+        self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
+        self._digested: tuple[GameState, str] | None = None
         self.renderer = Renderer(
             settings.game.language,
             settings.game.timezone,
@@ -184,6 +186,8 @@ class Referee:
             with store.unit(game_id) as work:
                 referee._emit(work, decision.effects, started, decision.state, inbound=None)
                 work.save_state(decision.state, force=True)
+                made = referee._chain(work, "start", started, None, decision.state)
+            referee.link, referee.head = made
         except BaseException:  # a half-made game is no game: leave nothing behind
             store.delete_game(game_id)
             raise
@@ -205,6 +209,37 @@ class Referee:
         with self.store.unit(self.game_id) as work:
             work.save_state(self.state, force=True)
 
+    # ----- the hash chain (213) ---------------------------------------------------------------
+
+    def _chain(
+        self, work: UnitOfWork, kind: str, at: datetime, raw: bytes | None, state: GameState
+    ) -> tuple[int, str]:
+        """Write the unit's link: the message as received, its time, the events it caused, the
+        referee's version and the state's digest. Returns the new (number, head), which the
+        caller keeps once the unit has committed."""
+        seq = self.link + 1
+        text = chain.record(
+            self.head,
+            seq,
+            kind,
+            at,
+            chain.mail_digest(raw) if raw is not None else None,
+            work.appended,
+            __version__,
+            self._state_digest(state),
+        )
+        head = chain.head_of(text)
+        work.append_link(seq, kind, at, raw, text, head)
+        return seq, head
+
+    def _state_digest(self, state: GameState) -> str:
+        """The SHA-256 of the state's full representation (the frozen model's `repr`, a fifth
+        of the cost of its JSON, which would be half a replay's time); a mail that changes
+        nothing reuses it. The link names the referee's version, whose model it is."""
+        if self._digested is None or self._digested[0] is not state:
+            self._digested = (state, chain.digest(repr(state).encode("utf-8")))
+        return self._digested[1]
+
     # ----- the clock ------------------------------------------------------------------------
 
     def advance(self, now: datetime) -> int:
@@ -224,6 +259,8 @@ class Referee:
             work.append_event(codec.event_to_data(Tick()), at, None)
             self._emit(work, decision.effects, at, decision.state, inbound=None)
             work.save_state(decision.state)
+            made = self._chain(work, "tick", at, None, decision.state)
+        self.link, self.head = made
         self.state = decision.state
         self.last_at = max(self.last_at, at)
         log.info("deadline at %s: phase %s", at.isoformat(), decision.state.phase.value)
@@ -269,10 +306,15 @@ class Referee:
         state = self.state
         with self.store.unit(self.game_id) as work:
             if work.seen(mail):
-                log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
-                return Receipt(mail.message_id, InboundStatus.DUPLICATE)
-            receipt, state = self._handle(work, mail, raw, at, state, oversized)
-            work.save_state(state)
+                receipt = Receipt(mail.message_id, InboundStatus.DUPLICATE)
+            else:
+                receipt, state = self._handle(work, mail, raw, at, state, oversized)
+                work.save_state(state)
+            made = self._chain(work, "mail", at, raw, state)
+        self.link, self.head = made
+        if receipt.status == InboundStatus.DUPLICATE:
+            log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
+            return receipt
         self.state = state
         self.last_at = max(self.last_at, at)
         log.info(

@@ -22,6 +22,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
@@ -436,13 +437,16 @@ _COMMAND_WORDS = frozenset(fold(spec.english.split()[0]) for spec in REGISTRY) |
 )
 
 
+_folded = lru_cache(maxsize=65_536)(fold)  # the same words come back in every mail
+
+
 def _keep_commands_inside(line: str) -> str:
     """Glue a word that would start a command (`Vote with ...`) to the word before it, so that
     wrapping never puts it at the start of a line: a reply quoting the mail without marks then
     never seems to hold commands the referee only mentioned."""
     words = line.split(" ")
     for index in range(len(words) - 1, 0, -1):
-        word = fold(words[index].split(_GLUE, 1)[0])
+        word = _folded(words[index].split(_GLUE, 1)[0])
         glued = words[index - 1] + _GLUE + words[index]
         if (
             word in _COMMAND_WORDS
@@ -459,16 +463,25 @@ def wrap(text: str, width: int) -> list[str]:
     with a command word."""
     lines: list[str] = []
     for line in text.split("\n"):
-        if not line.strip():
-            lines.append("")
-            continue
-        indent = line[: len(line) - len(line.lstrip())]
-        lines += textwrap.wrap(
+        lines += _wrap_line(line, width)
+    return lines or [""]
+
+
+@lru_cache(maxsize=8_192)
+def _wrap_line(line: str, width: int) -> tuple[str, ...]:
+    """One line of text wrapped: the same paragraph (a rule's text, a notice's sentence) comes
+    back in mail after mail, and is wrapped once."""
+    if not line.strip():
+        return ("",)
+    indent = line[: len(line) - len(line.lstrip())]
+    return tuple(
+        textwrap.wrap(
             _keep_commands_inside(line.strip()),
             width,
             initial_indent=indent,
             subsequent_indent=indent,
             break_long_words=False,
             break_on_hyphens=False,
-        ) or [""]
-    return lines or [""]
+        )
+        or [""]
+    )

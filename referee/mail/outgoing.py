@@ -4,6 +4,8 @@ Every mail carries `Auto-Submitted` (auto-replied for replies, auto-generated fo
 that well-behaved auto-responders stay quiet, and `In-Reply-To`/`References` so that a
 proposal's circulation, its reminders and its result thread together in a player's client.
 A notice to every player is rendered and encoded once; only the headers differ per recipient.
+Every mail names, in `X-Nomic-Chain`, the link of the game's hash chain that the mail belongs
+to (its number and head), so each player holds a copy of the head at each change (213).
 Every header value that comes from a player (a Subject echoed back, a display name) or from the
 config (the game's and players' names) passes through one sanitiser, `header_value`.
 """
@@ -129,6 +131,12 @@ def message_ids(ids: tuple[str, ...]) -> str:
     return "\n ".join(i for i in ids if _MSG_ID.fullmatch(i))
 
 
+CHAIN_HEADER = b"X-Nomic-Chain: "
+# Written by `build`, replaced by the link's number and head when the unit of work that queued
+# the mail makes its link (`UnitOfWork.flush`): the link binds the mail's cause, not its bytes.
+CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
+
+
 def list_id(name: str, key: str, address: str) -> str:
     """The game's List-Id (RFC 2919): its name, then `<key.domain>` (the key never changes)."""
     return f"{header_value(name)} <{slug(key)}.{domain_of(address)}>"
@@ -197,4 +205,6 @@ def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
         f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
         for name, value in headers
     ]
-    return b"\r\n".join([*lines, *body.content_headers, b"", body.payload.replace(b"\n", b"\r\n")])
+    return b"\r\n".join(
+        [*lines, CHAIN_PENDING, *body.content_headers, b"", body.payload.replace(b"\n", b"\r\n")]
+    )

@@ -127,6 +127,7 @@ class Renderer:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
+            auto_reload=False,  # templates never change under a running referee: no stat per mail
         )
         env.filters["when"] = self.when
         env.filters["word"] = self.word

@@ -31,10 +31,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
+from referee.core.chain import GENESIS
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
+from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
 from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
+    ChainRow,
     ConfirmationRow,
     EventRow,
     GameOwnerRow,
@@ -73,6 +76,8 @@ def make_engine(url: str) -> Engine:
 
         @sa_event.listens_for(engine, "connect")
         def _pragmas(connection: Any, _record: Any) -> None:
+            if memory:  # SQLAlchemy's recipe for real SAVEPOINTs on pysqlite (see `batch`)
+                connection.isolation_level = None
             cursor = connection.cursor()
             if not memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
@@ -80,6 +85,12 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=10000")
             cursor.close()
+
+        if memory:
+
+            @sa_event.listens_for(engine, "begin")
+            def _begin(connection: Any) -> None:
+                connection.exec_driver_sql("BEGIN")
 
         return engine
     # Times are stored as UTC; the session's time zone must not shift them.
@@ -99,9 +110,18 @@ class Store:
         self.url = url
         self.engine = make_engine(url)
         self.fences: dict[int, tuple[str, float]] = {}  # game -> (owner, lease seconds)
+        self.memory = url in ("sqlite://", "sqlite:///:memory:")
+        self._batch: Session | None = None  # see `batch`
 
     def create_schema(self) -> None:
-        """Bring the tables up to date with the migrations (alembic upgrade head)."""
+        """Bring the tables up to date with the migrations (alembic upgrade head).
+
+        A throw-away store in memory (a replay's) gets the same tables straight from the
+        models: the migrations are tested to give exactly these (tests/test_service.py).
+        """
+        if self.memory:
+            SQLModel.metadata.create_all(self.engine)
+            return
         config = AlembicConfig()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
@@ -181,8 +201,8 @@ class Store:
     def delete_game(self, game_id: int) -> None:
         """Remove a game and every row of it: how a failed `init` leaves nothing behind."""
         with Session(self.engine) as session:
-            tables = (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow, ConfirmationRow)
-            for table in tables:
+            tables = (EventRow, InboundRow, OutboxRow, StrangerRow, MailboxRow, ChainRow)
+            for table in (*tables, ConfirmationRow):
                 session.execute(delete(table).where(col(table.game_id) == game_id))
             session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
             session.commit()
@@ -223,6 +243,23 @@ class Store:
                 .order_by(col(EventRow.seq))
             ).all()
             return [(r.seq, r.at, r.message_id, json.loads(r.payload)) for r in rows]
+
+    def chain(self, game_id: int) -> list[ChainRow]:
+        """The game's hash chain, link by link (213)."""
+        with Session(self.engine) as session:
+            query = select(ChainRow).where(ChainRow.game_id == game_id).order_by(col(ChainRow.seq))
+            return list(session.exec(query).all())
+
+    def chain_head(self, game_id: int) -> tuple[int, str]:
+        """The number and head of the chain's last link; (0, GENESIS) before the first."""
+        with Session(self.engine) as session:
+            row = session.exec(
+                select(ChainRow.seq, ChainRow.head)
+                .where(ChainRow.game_id == game_id)
+                .order_by(col(ChainRow.seq).desc())
+                .limit(1)
+            ).first()
+            return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def outbox(self, game_id: int | None = None, status: str | None = None) -> list[OutboxRow]:
         with Session(self.engine) as session:
@@ -496,7 +533,29 @@ class Store:
             session.commit()
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every unit of work inside is one SAVEPOINT of a single transaction, committed at the
+        end: a replay's thousands of mails and deadlines pay for one commit, and a unit that
+        fails is still undone alone. Only for the throw-away store in memory, and nothing may
+        read the store apart from the units until the batch ends."""
+        if not self.memory:
+            raise StoreError("batched commits are for a replay's store in memory")
+        with Session(self.engine, expire_on_commit=False) as session:
+            self._batch = session
+            try:
+                yield
+                session.commit()
+            finally:
+                self._batch = None
+
+    @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
+        if self._batch is not None:
+            with self._batch.begin_nested():
+                work = UnitOfWork(self._batch, game_id)
+                yield work
+                work.flush()
+            return
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
             try:
@@ -617,6 +676,7 @@ _INSERT_INBOUND = insert(_INBOUND_T)
 _INSERT_EVENT = insert(_EVENTS_T)
 _INSERT_OUTBOX = insert(_OUTBOX_T)
 _INSERT_STRANGER = insert(_STRANGERS_T)
+_INSERT_LINK = insert(_TABLES[ChainRow.__tablename__])
 
 
 class UnitOfWork:
@@ -631,12 +691,36 @@ class UnitOfWork:
         self.game_id = game_id
         self._seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
+        self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
+        self._link = b""  # how this unit's link is named in its mail
 
     def flush(self) -> None:
-        """Write the queued outbox rows in one statement (called before the commit)."""
+        """Write the queued outbox rows in one statement (called before the commit), each
+        naming the chain's link this unit made."""
         if self._outbox:
+            if self._link:
+                for row in self._outbox:
+                    row["raw"] = row["raw"].replace(CHAIN_PENDING, CHAIN_HEADER + self._link, 1)
             self.session.connection().execute(_INSERT_OUTBOX, self._outbox)
             self._outbox = []
+
+    def append_link(
+        self, seq: int, kind: str, at: datetime, raw: bytes | None, record: str, head: str
+    ) -> None:
+        """One link of the hash chain (see `referee.core.chain`)."""
+        self._run(
+            _INSERT_LINK,
+            {
+                "game_id": self.game_id,
+                "seq": seq,
+                "kind": kind,
+                "at": at,
+                "raw": raw,
+                "record": record,
+                "head": head,
+            },
+        )
+        self._link = f"{seq} {head}".encode("ascii")
 
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
         return self.session.connection().execute(statement, params)
@@ -678,6 +762,7 @@ class UnitOfWork:
 
     def append_event(self, payload: dict[str, Any], at: datetime, message_id: str | None) -> None:
         self._seq = self.last_seq() + 1
+        self.appended.append(payload)
         self._run(
             _INSERT_EVENT,
             {

@@ -103,6 +103,29 @@ class OutboxRow(SQLModel, table=True):
     last_error: str = ""
 
 
+class ChainRow(SQLModel, table=True):
+    """One link of the game's hash chain (213): what one inbound mail or deadline did.
+
+    `raw` is the inbound message exactly as received (None for a deadline or the start);
+    `record` is the canonical JSON the link binds: the previous head, the kind, the time it
+    took effect, the raw message's SHA-256, the events it caused, the referee's version and
+    the digest of the state after it; `head` is the SHA-256 of `record`, so changing,
+    removing, reordering or inserting any one link changes every later head.
+    """
+
+    __tablename__ = "chain"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    seq: int
+    kind: str  # start | mail | tick
+    at: datetime
+    raw: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    record: str = Field(sa_column=Column(Text, nullable=False))
+    head: str = Field(sa_column=Column(String(64), nullable=False))
+
+
 class StrangerRow(SQLModel, table=True):
     __tablename__ = "strangers"
     __table_args__ = (UniqueConstraint("game_id", "address", "day"),)

@@ -1,7 +1,7 @@
 """Requests waiting for their address to confirm them by reply: to join, to move (rule 201).
 
-Revision ID: 0005
-Revises: 0004 (game key)
+Revision ID: 0006
+Revises: 0005 (hash chain)
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlmodel.sql.sqltypes import AutoString, UTCDateTime
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,79 @@
+"""The hash chain over everything that decides the game, so a falsified result shows (213).
+
+Each link binds the previous head, what happened (an inbound message, by the SHA-256 of its
+raw bytes as received, or a deadline), when it took effect, the events it caused, the version
+of the referee that decided them and a digest of the state after them. The head of a link is
+the SHA-256 of its canonical JSON record, which holds the previous head: changing, removing,
+reordering or inserting any one link changes every later head. Pure: stdlib only, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+GENESIS = "0" * 64  # the head before the first link
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+_ESCAPED_FROM = re.compile(rb"(?m)^>+(?=From )")
+
+
+def canonical_mail(raw: bytes) -> bytes:
+    """A message's bytes as every mbox and Maildir copy of it agrees: line ends `\n`, no
+    trailing blank lines, and `>From ` (an mbox's escape) read as `From `. The link binds
+    these, so a player's mbox of the mail verifies against the message the server delivered
+    with CRLF line ends (a `>` added or removed before a `From ` line is the one change that
+    does not show)."""
+    text = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
+    return _ESCAPED_FROM.sub(b"", text)
+
+
+def mail_digest(raw: bytes) -> str:
+    return digest(canonical_mail(raw))
+
+
+def canonical(value: Any) -> str:
+    """The one JSON spelling of a value: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def record(
+    prev: str,
+    seq: int,
+    kind: str,
+    at: datetime,
+    raw_digest: str | None,
+    events: Sequence[dict[str, Any]],
+    version: str,
+    state_digest: str,
+) -> str:
+    """The canonical record of one link (the text its head is the digest of)."""
+    return canonical(
+        {
+            "prev": prev,
+            "seq": seq,
+            "kind": kind,
+            "at": at.isoformat(),
+            "raw": raw_digest,
+            "events": list(events),
+            "version": version,
+            "state": state_digest,
+        }
+    )
+
+
+def head_of(text: str) -> str:
+    return digest(text.encode("utf-8"))
+
+
+def shown(seq: int, head: str) -> str:
+    """How a link is named in mail, `status`, the archive and the site: `link 12 3fa9…`."""
+    return f"{seq} {head}"

@@ -1,0 +1,314 @@
+"""`nomic-referee verify`: prove from the mail alone that every result follows the rules (213).
+
+Given the mail the referee received (an mbox, or a Maildir such as its Processed folder) it
+replays the game with the same engine and templates, then checks:
+
+- every link of the hash chain the game's database holds, when the config's database is at
+  hand: the link's own head, the message stored for it (byte for byte against the mail
+  given), the events it records and the state digest, against what the replay gives;
+- the database's event log against the events the chain binds, and the mail its outbox holds
+  against the mail the replay makes;
+- with `--sent`, every mail the referee sent (an mbox or Maildir, as a player saved it), byte
+  for byte against the mail the replay makes (any `DKIM-Signature` header is set aside: a
+  signature is checked apart), and the chain head each one names.
+
+It stops at the first divergence and names it: where (the link, the message, the mail), what
+was published or stored and what the rules give. Pure comparison over `replay`; it writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import mailbox
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from referee.config import Settings
+from referee.core import chain
+from referee.mail import intake
+from referee.replay import Archived, read_mbox, replay
+from referee.service import Referee
+from referee.store.store import Store
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first place where what was published or stored is not what the rules give."""
+
+    where: str
+    what: str
+    published: str = ""
+    rules_give: str = ""
+
+
+@dataclass
+class Verdict:
+    ok: bool = True
+    messages: int = 0
+    links: int = 0
+    head: str = chain.GENESIS
+    database_links: int = 0  # links of the database's chain checked (0: no database at hand)
+    sent_checked: int = 0
+    sent_missing: int = 0  # mails the rules make that the sent mail given does not hold
+    divergence: Divergence | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, divergence: Divergence) -> Verdict:
+        if self.divergence is None:
+            self.ok, self.divergence = False, divergence
+        return self
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, indent=2)
+
+
+@dataclass
+class _Replayed:
+    links: list[tuple[int, str, datetime, bytes | None, str, str]] = field(default_factory=list)
+    outbox: dict[str, bytes] = field(default_factory=dict)
+
+
+def read_mail(path: Path) -> list[Archived]:
+    """The messages of an mbox file or a Maildir folder, each with its delivery time."""
+    if path.is_dir():
+        from referee.mail.maildir import delivered
+
+        box = mailbox.Maildir(str(path), factory=None, create=False)
+        found = []
+        for key in box.iterkeys():
+            name = Path(box._lookup(key))  # type: ignore[attr-defined]  # stdlib's own lookup
+            whole = path / name
+            found.append(Archived(whole.read_bytes(), delivered(whole.name, whole.stat().st_mtime)))
+        found.sort(key=lambda item: item.at or datetime.min)
+        return found
+    return read_mbox(path)
+
+
+def verify(
+    settings: Settings, inbound: Path, sent: Path | None = None, database: bool = True
+) -> Verdict:
+    """Replay `inbound` and check the database's record and the `sent` mail against it."""
+    messages = read_mail(inbound)
+    verdict = Verdict(messages=len(messages))
+    replayed = _Replayed()
+
+    def keep(store: Store, referee: Referee) -> None:
+        replayed.links = [
+            (r.seq, r.kind, r.at, r.raw, r.record, r.head) for r in store.chain(referee.game_id)
+        ]
+        replayed.outbox = {r.message_id: r.raw for r in store.outbox(referee.game_id)}
+
+    began = _started(settings) if database else None
+    replay(settings, messages, render=True, inspect=keep, start=began)
+    verdict.links = len(replayed.links)
+    verdict.head = replayed.links[-1][5] if replayed.links else chain.GENESIS
+    if database:
+        _check_database(settings, replayed, verdict)
+    if sent is not None and verdict.ok:
+        _check_sent(read_mail(sent), replayed, verdict)
+    return verdict
+
+
+def _started(settings: Settings) -> datetime | None:
+    """When the game in the config's database began: its first link's time."""
+    store = Store(settings.database_url)
+    try:
+        game_id = store.game_id(settings.game.key)
+        if game_id is None:
+            return None
+        return store.initial(game_id).started_at
+    finally:
+        store.close()
+
+
+def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -> None:
+    store = Store(settings.database_url)
+    try:
+        game_id = store.game_id(settings.game.key)
+        if game_id is None:
+            verdict.notes.append("no database of this game at hand: its record was not checked")
+            return
+        links = store.chain(game_id)
+        events = store.event_log(game_id)
+        outbox = {r.message_id: r.raw for r in store.outbox(game_id)}
+    finally:
+        store.close()
+    verdict.database_links = len(links)
+    previous = chain.GENESIS
+    bound: list[dict[str, Any]] = []
+    for index, row in enumerate(links):
+        record = _json(row.record)
+        where = f"link {row.seq} ({row.kind} at {row.at.isoformat()}"
+        where += f", message {intake.identify(row.raw)[0]})" if row.raw is not None else ")"
+        if record.get("prev") != previous or chain.head_of(row.record) != row.head:
+            verdict.fail(
+                Divergence(where, "the stored link does not hash to its head", row.head, previous)
+            )
+            return
+        if row.raw is not None and record.get("raw") != chain.mail_digest(row.raw):
+            verdict.fail(
+                Divergence(
+                    where,
+                    "the stored message is not the one the link was made with",
+                    chain.mail_digest(row.raw),
+                    str(record.get("raw")),
+                )
+            )
+            return
+        previous = row.head
+        bound.extend(record.get("events", []))
+        if index >= len(replayed.links):
+            verdict.fail(Divergence(where, "the database has a link the mail given does not make"))
+            return
+        seq, kind, _at, raw, text, head = replayed.links[index]
+        stored_mail = chain.canonical_mail(row.raw) if row.raw is not None else None
+        given_mail = chain.canonical_mail(raw) if raw is not None else None
+        if stored_mail != given_mail:
+            stored_text, given_text = _first_difference(stored_mail or b"", given_mail or b"")
+            verdict.fail(
+                Divergence(
+                    where, "the stored message differs from the mail given", stored_text, given_text
+                )
+            )
+            return
+        if row.head != head:
+            verdict.fail(_record_divergence(where, record, _json(text)))
+            return
+    if len(links) < len(replayed.links):
+        seq, kind, at, raw, _text, _head = replayed.links[len(links)]
+        verdict.fail(
+            Divergence(
+                f"link {seq} ({kind} at {at.isoformat()})",
+                "the mail given makes a link the database does not hold",
+            )
+        )
+        return
+    for (seq, _at, mid, payload), expected in zip(events, bound, strict=False):
+        if chain.canonical(payload) != chain.canonical(expected):
+            verdict.fail(
+                Divergence(
+                    f"event {seq} (message {mid or 'a deadline'})",
+                    "the stored event is not the one the chain binds",
+                    chain.canonical(payload),
+                    chain.canonical(expected),
+                )
+            )
+            return
+    if len(events) != len(bound):
+        verdict.fail(
+            Divergence(
+                "the event log",
+                "the stored events are not the ones the chain binds",
+                f"{len(events)} events",
+                f"{len(bound)} events",
+            )
+        )
+        return
+    for message_id, raw in outbox.items():
+        made = replayed.outbox.get(message_id)
+        if made != raw:
+            published, rules = _first_difference(raw, made or b"")
+            verdict.fail(
+                Divergence(
+                    f"outbox mail {message_id}",
+                    "the stored mail is not the mail the rules make"
+                    if made is not None
+                    else "the stored mail is not made by the rules",
+                    published,
+                    rules,
+                )
+            )
+            return
+
+
+def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> None:
+    made = {mid: _comparable(raw) for mid, raw in replayed.outbox.items()}
+    seen = set()
+    for item in sent:
+        mid, _, _ = intake.identify(item.raw)
+        published = _comparable(item.raw)
+        verdict.sent_checked += 1
+        seen.add(mid)
+        expected = made.get(mid)
+        if expected is None:
+            verdict.fail(
+                Divergence(f"sent mail {mid}", "the rules never make this mail", _subject(item.raw))
+            )
+            return
+        if published != expected:
+            first, second = _first_difference(published, expected)
+            verdict.fail(
+                Divergence(f"sent mail {mid}", "the mail differs from the rules'", first, second)
+            )
+            return
+    verdict.sent_missing = len(set(made) - seen)
+
+
+def _comparable(raw: bytes) -> bytes:
+    """A mail's bytes as an mbox holds them, without any DKIM signature (checked apart)."""
+    lines = raw.replace(b"\r\n", b"\n").split(b"\n")
+    out: list[bytes] = []
+    skipping = False
+    in_head = True
+    for line in lines:
+        if in_head and line == b"":
+            in_head = False
+        if in_head and skipping and line[:1] in (b" ", b"\t"):
+            continue
+        skipping = in_head and line.lower().startswith(b"dkim-signature:")
+        if skipping:
+            continue
+        out.append(b">" + line if line.startswith(b"From ") and not in_head else line)
+    return b"\n".join(out).rstrip(b"\n")
+
+
+def _subject(raw: bytes) -> str:
+    for line in raw.replace(b"\r\n", b"\n").split(b"\n"):
+        if not line:
+            break
+        if line.lower().startswith(b"subject:"):
+            return line.decode("utf-8", "replace")
+    return ""
+
+
+def _first_difference(published: bytes, expected: bytes) -> tuple[str, str]:
+    """The first line that differs, as published and as the rules give it."""
+    left = published.replace(b"\r\n", b"\n").split(b"\n")
+    right = expected.replace(b"\r\n", b"\n").split(b"\n")
+    for number, (a, b) in enumerate(zip(left, right, strict=False), start=1):
+        if a != b:
+            return (
+                f"line {number}: {a.decode('utf-8', 'replace')[:200]}",
+                f"line {number}: {b.decode('utf-8', 'replace')[:200]}",
+            )
+    return f"{len(left)} lines", f"{len(right)} lines"
+
+
+def _record_divergence(where: str, stored: dict[str, Any], made: dict[str, Any]) -> Divergence:
+    """Name what differs in a link: its time, its events (the commands), its state."""
+    for key, what in (
+        ("at", "the time it took effect"),
+        ("events", "the events (the commands obeyed and the deadlines fired)"),
+        ("version", "the referee's version"),
+        ("state", "the state after it"),
+        ("prev", "the links before it"),
+    ):
+        if stored.get(key) != made.get(key):
+            return Divergence(
+                where,
+                f"{what} differ",
+                chain.canonical(stored.get(key))[:2000],
+                chain.canonical(made.get(key))[:2000],
+            )
+    return Divergence(where, "the link differs", chain.canonical(stored), chain.canonical(made))
+
+
+def _json(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

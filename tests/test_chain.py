@@ -1,0 +1,72 @@
+"""The hash chain (213): one link per mail and deadline, its head in every mail and in `status`.
+
+The chain a live game stores is rebuilt link by link from its records (each names the head
+before it, each head is the digest of its record), every mail carries the head of the link it
+belongs to, and `status` shows the last head.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from email import message_from_bytes
+from pathlib import Path
+
+from examples.make_examples import START, build
+from referee.config import load_settings
+from referee.core import chain
+from referee.runner import Service
+from referee.service import Referee
+from referee.store.store import Store
+from tests.sink import game_config
+
+CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
+
+
+def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Path) -> None:
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, START)
+        service = Service(settings, store)
+        new = settings.maildir / "new"
+        new.mkdir(parents=True, exist_ok=True)
+        for index, (raw, at, _sender) in enumerate(mails[:8]):
+            path = new / f"{index:04d}.mail"
+            path.write_bytes(raw)
+            os.utime(path, (at.timestamp(), at.timestamp()))
+            service.run_once(at)
+        links = store.chain(service.game_id)
+        outbox = store.outbox(service.game_id)
+    finally:
+        store.close()
+
+    previous = chain.GENESIS
+    for number, link in enumerate(links, start=1):
+        record = json.loads(link.record)
+        assert link.seq == record["seq"] == number
+        assert record["prev"] == previous
+        assert link.head == chain.head_of(link.record)
+        if link.kind == "mail":
+            assert link.raw is not None and record["raw"] == chain.mail_digest(link.raw)
+        previous = link.head
+    kinds = {link.kind for link in links}
+    assert kinds == {"start", "mail", "tick"} and sum(k.kind == "mail" for k in links) == 8
+    raws = [link.raw for link in links if link.kind == "mail"]
+    assert raws == [raw for raw, _, _ in mails[:8]]  # every inbound message, as received
+
+    heads = {link.head: link.seq for link in links}
+    for row in outbox:
+        shown = str(message_from_bytes(row.raw)["X-Nomic-Chain"])
+        seq, head = shown.split()
+        assert heads[head] == int(seq)
+
+    done = subprocess.run([*CLI, "status", str(config), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["chain"] == {"link": links[-1].seq, "head": links[-1].head}
+    done = subprocess.run([*CLI, "status", str(config)], capture_output=True, text=True)
+    assert f"record: link {links[-1].seq}, head {links[-1].head}" in done.stdout

@@ -1,0 +1,155 @@
+"""`nomic-referee verify`: a one-byte change to any record is found and named (213).
+
+A game is played through the live service (Maildir in, `sent/` out); a player holds the mail
+the referee received and the mail it sent. `verify` passes on the untouched record, and fails,
+naming the first divergence, after one byte is changed in: a stored inbound message, a stored
+event, a link's record, a stored outbox mail, a sent mail the player holds, and the inbound
+mail the player gives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from examples.make_examples import START, build
+from referee.config import Settings, load_settings
+from referee.replay import write_mbox
+from referee.runner import Service
+from referee.service import Referee
+from referee.store.store import Store
+from referee.verify import verify
+from tests.sink import game_config
+
+CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
+
+
+def one_byte(data: bytes) -> bytes:
+    """The same bytes with the case of the last letter swapped: one byte, still valid JSON."""
+    for index in range(len(data) - 1, -1, -1):
+        if chr(data[index]).isalpha() and data[index] < 128:
+            return data[:index] + chr(data[index]).swapcase().encode() + data[index + 1 :]
+    raise AssertionError("no letter to change")
+
+
+@pytest.fixture
+def game(tmp_path: Path) -> Iterator[tuple[Path, Settings]]:
+    """A game of ten mails played live; the player's copies in inbound.mbox and sent.mbox."""
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    mails = mails[:10]
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, START)
+        service = Service(settings, store)
+        new = settings.maildir / "new"
+        new.mkdir(parents=True, exist_ok=True)
+        for index, (raw, at, _sender) in enumerate(mails):
+            path = new / f"{index:04d}.mail"
+            path.write_bytes(raw)
+            os.utime(path, (at.timestamp(), at.timestamp()))
+            service.run_once(at)
+        sent = [(row.raw, row.created_at) for row in store.outbox(service.game_id)]
+    finally:
+        store.close()
+    write_mbox(tmp_path / "inbound.mbox", [(raw, at) for raw, at, _ in mails], "player@x.org")
+    write_mbox(tmp_path / "sent.mbox", sent, settings.game.address)
+    yield tmp_path, settings
+
+
+def change_row(folder: Path, table: str, column: str, row: int) -> None:
+    with sqlite3.connect(folder / "live.db") as db:
+        ids = [r[0] for r in db.execute(f"SELECT id FROM {table} ORDER BY id")]
+        (value,) = db.execute(f"SELECT {column} FROM {table} WHERE id = ?", (ids[row],)).fetchone()
+        changed = one_byte(value if isinstance(value, bytes) else value.encode())
+        db.execute(
+            f"UPDATE {table} SET {column} = ? WHERE id = ?",
+            (changed if isinstance(value, bytes) else changed.decode(), ids[row]),
+        )
+
+
+def test_an_untouched_record_passes(game: tuple[Path, Settings]) -> None:
+    folder, settings = game
+    verdict = verify(settings, folder / "inbound.mbox", folder / "sent.mbox")
+    assert verdict.ok, verdict.divergence
+    assert verdict.database_links == verdict.links > 10
+    assert verdict.sent_checked > 30 and verdict.sent_missing == 0
+    done = subprocess.run(
+        [
+            *CLI,
+            "verify",
+            str(folder / "game.toml"),
+            str(folder / "inbound.mbox"),
+            "--sent",
+            str(folder / "sent.mbox"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "row", "where"),
+    [
+        ("chain", "raw", 3, "link 4"),  # a stored inbound message (the start is link 1)
+        ("events", "payload", 2, "event 3"),  # a stored event
+        ("chain", "record", 5, "link 6"),  # a link's record
+        ("outbox", "raw", 7, "outbox mail"),  # a stored mail of the referee's
+    ],
+)
+def test_a_one_byte_change_in_the_database_is_named(
+    game: tuple[Path, Settings], table: str, column: str, row: int, where: str
+) -> None:
+    folder, settings = game
+    change_row(folder, table, column, row)
+    verdict = verify(settings, folder / "inbound.mbox")
+    assert not verdict.ok and verdict.divergence is not None
+    assert verdict.divergence.where.startswith(where), verdict.divergence
+
+
+def test_a_one_byte_change_in_a_sent_mail_is_named(game: tuple[Path, Settings]) -> None:
+    folder, _settings = game
+    box = folder / "sent.mbox"
+    text = box.read_bytes()
+    cut = text.index(b"\nFrom ", len(text) // 2)  # a mail in the middle, its last letter
+    box.write_bytes(one_byte(text[:cut]) + text[cut:])
+    done = subprocess.run(
+        [
+            *CLI,
+            "verify",
+            str(folder / "game.toml"),
+            str(folder / "inbound.mbox"),
+            "--sent",
+            str(box),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAIL at sent mail <" in done.stdout
+    assert "published: line" in done.stdout and "the rules give: line" in done.stdout
+
+
+def test_a_one_byte_change_in_the_inbound_mail_given_is_named(
+    game: tuple[Path, Settings],
+) -> None:
+    folder, settings = game
+    box = folder / "inbound.mbox"
+    text = box.read_bytes()
+    cut = text.index(b"\nFrom ", len(text) // 2)
+    box.write_bytes(one_byte(text[:cut]) + text[cut:])
+    verdict = verify(settings, box)
+    assert not verdict.ok and verdict.divergence is not None
+    assert verdict.divergence.where.startswith("link ")
+    assert "differs from the mail given" in verdict.divergence.what
