@@ -94,10 +94,10 @@ def test_a_unit_that_fails_inside_the_batch_is_undone_alone(
     expected = logged(settings, [m for m in mails if m[0] != failing])
     original = Referee._reply
 
-    def reply(self: Referee, work: UnitOfWork, mail: InboundMail, *args: Any) -> int:
+    def reply(self: Referee, work: UnitOfWork, mail: InboundMail, *args: Any, **kwargs: Any) -> int:
         if f"Message-ID: {mail.message_id}".encode() in failing:
             raise RuntimeError("a failure after the mail's events were written")
-        return original(self, work, mail, *args)
+        return original(self, work, mail, *args, **kwargs)
 
     monkeypatch.setattr(Referee, "_reply", reply)
     assert logged(settings, mails, fail=failing) == expected
