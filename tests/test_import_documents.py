@@ -306,10 +306,13 @@ def turn(proposer: str, command: str, number: int, day: int) -> list[EmailMessag
     ]
 
 
-def bodies(mbox: Path) -> list[tuple[str, str]]:
-    """(subject, plain text) of every mail the referee sent."""
+def bodies(mbox: Path, thread: str = "") -> list[tuple[str, str]]:
+    """(subject, plain text) of every mail the referee sent (in `thread` only: the mail whose
+    References name it, as the ruleset mail's thread `.ruleset@`)."""
     out = []
     for item in mailbox.mbox(str(mbox)):
+        if thread not in str(item["References"] or ""):
+            continue
         part = next(p for p in item.walk() if p.get_content_type() == "text/plain")
         payload = part.get_payload(decode=True)
         assert isinstance(payload, bytes)
@@ -361,7 +364,7 @@ def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_
             assert rules[number]["text"] == rule.text
     mails = bodies(sent)
     # the last ruleset mail keeps changed rules in their places, under their new numbers
-    rulesets = [text for subject, text in mails if "ruleset" in subject.lower()]
+    rulesets = [text for _, text in bodies(sent, ".ruleset@")]  # one thread per game (205)
     last = rulesets[-1]
     order = [int(n) for n in re.findall(r"^(?:#+ )?Rule (\d+)\b", last, re.M)]
     now = {amended.number: 301, transmuted.number: 303}
@@ -371,7 +374,8 @@ def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_
         assert f"Rule 301 ({shown})" in last
     # HISTORY by label after the amendment still finds the rule, now 301
     history = [t for s, t in mails if "History" in t or "history" in t.lower()]
-    assert any("(rule 301, proposal 301)" in t for t in history), history[-1:]
+    flat = [" ".join(t.split()) for t in history]  # plain text is wrapped at 72
+    assert any("(then numbered 301, proposal 301)" in t for t in flat), history[-1:]
     if case.ambiguous:  # a label several rules share: the answer lists them
         asked = next(t for s, t in mails if f"> RULE {case.ambiguous}" in t)
         assert f"Several rules are labelled {case.ambiguous}" in asked
