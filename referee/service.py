@@ -53,6 +53,7 @@ from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
+SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
 log = logging.getLogger("referee")
 
 
@@ -645,8 +646,8 @@ class Referee:
         ]
         held = [(h.index, h.index + 1) for h in hinted]
         text = leftover(mail.own_words, [p.span for p in parsed] + held)
-        if not text or answered:
-            return parsed, hinted
+        if not text or answered or (parsed and len(text.split()) <= SIGN_OFF_WORDS):
+            return parsed, hinted  # beside commands, a name or "thanks" alone is no debate
         say = next(s for s in REGISTRY if s.name == "say")
         shown = first_words(text)
         shown = shown if len(shown) <= 72 else shown[:71].rstrip() + "…"

@@ -363,3 +363,16 @@ def test_the_archive_and_the_website_keep_each_proposals_debate(
     assert page.index("could we make it optional?") < page.index("Optional is fine.")
     assert "<script>alert" not in page and "<strong>really</strong>" in page
     assert "Debate on proposal" not in (site / "index.html").read_text("utf-8")
+
+
+def test_a_sign_off_beside_commands_is_not_debate(referee: Referee) -> None:
+    """A reply of commands and a name (no "-- " line, as Outlook on a phone writes it) relays
+    nothing; the same name alone in the thread, with no command, would be debate."""
+    propose(referee)
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    at = T0 + 2 * HOUR
+    raw = client_reply(circulated, BOB, "VOTE 301 YES\nSTATUS\n\nBob", at)
+    referee.receive(raw, at)
+    assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+    assert outbox(referee, "debate") == []
+    assert "went to the table" not in flat(outbox(referee, "reply", BOB)[-1])

@@ -127,8 +127,8 @@ def hints(
     language: str,
     sender: str = "",
 ) -> list[Hint]:
-    """Every line of `text` no command took that is a vote in plain words or near a command;
-    outside a debate every other line too, as not understood."""
+    """Every line of `text` no command took that is a vote in plain words or near a command
+    (`debate`: the mail talks in a proposal's thread; the same lines are held back there)."""
     used: set[int] = set()
     for first, last in taken:
         used.update(range(first, last))
@@ -142,6 +142,6 @@ def hints(
             found.append(Hint(index, line, vote, vote=True))
             continue
         meant = nearest(line, sender, language)
-        if meant or not debate:
+        if meant:  # prose ("Hi all,", a sign-off) is the player's own business: not quoted back
             found.append(Hint(index, line, meant))
     return found
