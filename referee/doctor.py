@@ -37,6 +37,7 @@ from referee.mail import servers
 from referee.mail.auth import _authserv_id, authenticate, organisational_domain
 from referee.mail.imap import ImapInbox
 from referee.mail.smtp import tls_context
+from referee.starter import example_addresses
 from referee.store.store import Store
 
 LATEST = 20  # inbox mails whose headers are read for the sender-authentication check
@@ -116,6 +117,8 @@ def _config(path: Path, settings: Settings) -> list[Check]:
         found.append(failed("files", f"[game] ruleset {game.ruleset} not found", "fix the path"))
     if len(found) == 1:
         found.append(ok("files", "the Maildirs and folders the config names are in place"))
+    for line in example_addresses(settings):  # what `init` and `status` warn of, here too
+        found.append(warn("addresses", line, "put the game's and the players' real addresses in"))
     return found
 
 

@@ -209,6 +209,8 @@ def test_doctor_says_when_migrations_are_pending(tmp_path: Path) -> None:
     checks = by_name(examine(config, load_settings(config), now=NOW))
     assert checks["migrations"].status == "FAIL"
     assert "pending (0004" in checks["migrations"].detail
+    # the test config's players are the starter's example.org ones: said, as init says it
+    assert checks["addresses"].status == "WARN" and "ada@example.org" in checks["addresses"].detail
     assert "nomic-referee migrate" in checks["migrations"].fix
     done = subprocess.run(
         [sys.executable, "-m", "referee", "migrate", str(config)],
