@@ -307,15 +307,13 @@ class Referee:
         state = self.state
         with self.store.unit(self.game_id) as work:
             if work.seen(mail):
-                receipt = Receipt(mail.message_id, InboundStatus.DUPLICATE)
-            else:
-                receipt, state = self._handle(work, mail, raw, at, state, oversized)
-                work.save_state(state)
-            made = self._chain(work, "mail", at, raw, state)
-        self.link, self.head = made
-        if receipt.status == InboundStatus.DUPLICATE:
-            log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
-            return receipt
+                # A copy of a mail already applied decides nothing: no link, so the chain is
+                # the same whether the inbox was read again (a restore, a crash) or not.
+                log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
+                return Receipt(mail.message_id, InboundStatus.DUPLICATE)
+            receipt, state = self._handle(work, mail, raw, at, state, oversized)
+            work.save_state(state)
+            self.link, self.head = self._chain(work, "mail", at, raw, state)
         self.state = state
         self.last_at = max(self.last_at, at)
         log.info(
