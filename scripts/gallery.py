@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from email.parser import BytesParser
 from email.utils import format_datetime
 from pathlib import Path
 
@@ -303,7 +304,57 @@ def play(language: str) -> list[Sent]:
         sent += scripted.sent
     finally:
         scripted.close()
-    return sent + play_tie(language)
+    return sent + play_tie(language) + play_roster(language)
+
+
+ROSTER_WORDS = {
+    "en": {"join": "JOIN {name}", "yes": "yes", "no": "No.", "address": "ADDRESS {address}"},
+    "it": {"join": "ENTRO {name}", "yes": "sì", "no": "No.", "address": "INDIRIZZO {address}"},
+}
+
+
+def play_roster(language: str) -> list[Sent]:
+    """Players who come and go (201, 114): a stranger joins with the King's yes, another is
+    refused, and a player moves to a new address, each confirmed by a bare reply."""
+    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    words = ROSTER_WORDS[language]
+    at, number = start, 0
+
+    def send(sender: str, body: str, answering: bytes | None = None) -> None:
+        nonlocal at, number
+        at, number = at + timedelta(hours=1), number + 1
+        step = Step(timedelta(0), sender, "Re: Nomic" if answering else "Hello", {language: body})
+        raw = _mail(settings, step, language, at, 2000 + number)
+        if answering is not None:  # a bare reply to the referee's question
+            asked = BytesParser(policy=policy.default).parsebytes(answering)["Message-ID"]
+            message = BytesParser(policy=policy.default).parsebytes(raw)
+            message["In-Reply-To"], message["References"] = asked, asked
+            raw = message.as_bytes()
+        game.receive(raw, at)
+
+    def last(kind: str, to: str) -> bytes:
+        found = [m.raw for m in game.sent if m.kind == kind and to.encode() in m.raw]
+        assert found, (kind, to)
+        return found[-1]
+
+    try:
+        king = settings.king.email
+        for name, address, answer in (
+            ("Eve Noether", "eve@example.net", "yes"),
+            ("Fred Bianchi", "fred@example.net", "no"),
+        ):
+            send(address, words["join"].format(name=name))
+            send(address, words["yes"], last("confirm", address))
+            send(king, words[answer], last("join_prompt", king))
+        moved = "bob.rossi@new.example"
+        send("bob@example.org", words["address"].format(address=moved))
+        send(moved, words["yes"], last("confirm", moved))
+        return list(game.sent)
+    finally:
+        game.close()
 
 
 # The tie needs two players to cross the winning line in one instant: two dissenters (206) of a

@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 
 _WORDS = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+# Above this many word pairs (about 3,000 words rewritten on each side) the changed middle is
+# shown as one deletion and one insertion: a hostile proposal cannot make circulation slow.
+MAX_DIFF_CELLS = 9_000_000
 
 
 class Change(enum.StrEnum):
@@ -57,17 +60,30 @@ class WordDiff:
 def word_diff(old: str, new: str) -> WordDiff:
     """What turns `old` into `new`, word by word (spaces and punctuation are words too)."""
     a, b = _WORDS.findall(old.strip()), _WORDS.findall(new.strip())
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    raw: list[tuple[Change, str]] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            raw.append((Change.SAME, "".join(a[i1:i2])))
-            continue
-        if i2 > i1:
-            raw.append((Change.DELETED, "".join(a[i1:i2])))
-        if j2 > j1:
-            raw.append((Change.INSERTED, "".join(b[j1:j2])))
-    return WordDiff(tuple(Piece(c, t) for c, t in _join_runs(raw) if t))
+    # The common head and tail first, in linear time: most changes touch a few words of a long
+    # text, and `difflib` on a long, repetitive text takes time that grows with its square.
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    raw: list[tuple[Change, str]] = [(Change.SAME, "".join(a[:head]))]
+    if len(middle_a) * len(middle_b) > MAX_DIFF_CELLS:  # too much rewritten to diff word by word
+        raw += [(Change.DELETED, "".join(middle_a)), (Change.INSERTED, "".join(middle_b))]
+    else:
+        matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                raw.append((Change.SAME, "".join(middle_a[i1:i2])))
+                continue
+            if i2 > i1:
+                raw.append((Change.DELETED, "".join(middle_a[i1:i2])))
+            if j2 > j1:
+                raw.append((Change.INSERTED, "".join(middle_b[j1:j2])))
+    raw.append((Change.SAME, "".join(a[len(a) - tail :])))
+    return WordDiff(tuple(Piece(c, t) for c, t in _join_runs([r for r in raw if r[1]]) if t))
 
 
 def _join_runs(raw: list[tuple[Change, str]]) -> list[tuple[Change, str]]:
