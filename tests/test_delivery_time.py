@@ -56,6 +56,7 @@ def state(*args: str | Path) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     data.pop("mail", None)  # the outbox counters: the live game's own
+    data.pop("roster", None)  # the config's players against the game's: status's own check
     data.pop("now", None)  # when it was asked
     return data
 
