@@ -151,7 +151,7 @@ def test_a_game_keeps_its_identity_when_its_name_is_corrected(tmp_path: Path) ->
     replies = [
         path.read_bytes()
         for path in (tmp_path / "sent" / "new").iterdir()
-        if b"In-Reply-To: <test-" in path.read_bytes()
+        if b"Auto-Submitted: auto-replied" in path.read_bytes()  # the answers, not the notices
     ]
     assert len(replies) == 1
     head = replies[0].split(b"\r\n\r\n")[0]
