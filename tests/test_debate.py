@@ -376,3 +376,22 @@ def test_a_sign_off_beside_commands_is_not_debate(referee: Referee) -> None:
     assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
     assert outbox(referee, "debate") == []
     assert "went to the table" not in flat(outbox(referee, "reply", BOB)[-1])
+
+
+def test_a_planted_line_repeated_unquoted_in_a_reply_is_not_obeyed(referee: Referee) -> None:
+    """Attacker review: a proposal's text holds QUIT and a vote; another player's reply to his
+    copy of the proposal (its own Message-ID, which names the thread) repeats the text without
+    `>` marks. The planted lines are the referee's own words, never the player's commands."""
+    referee.receive(
+        mail(CARLA, "PROPOSE ENACT\nPlayers may eat cake.\nQUIT\nVOTE 301 YES\nEND"), T0 + HOUR
+    )
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    asked = str(circulated["Message-ID"])
+    assert asked.startswith("<test-nomic.proposal-301.")  # a notice's own id, not the root
+    words = "I agree with this, quoting it:\nPlayers may eat cake.\nQUIT\nVOTE 301 YES"
+    headers = {"In-Reply-To": asked, "References": asked}
+    referee.receive(mail(BOB, words, subject="Re: Proposal 301", headers=headers), T0 + 2 * HOUR)
+    bob = referee.state.player(BOB)
+    assert bob is not None and bob.active
+    assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
+    assert "Not obeyed" in flat(outbox(referee, "reply", BOB)[-1])

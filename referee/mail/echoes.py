@@ -30,7 +30,11 @@ def referee_thread(
     references: tuple[str, ...], in_reply_to: str, slug: str, domain: str
 ) -> str | None:
     """None when the mail answers none of the game's mails; else the thread's name or ""."""
-    pattern = re.compile(rf"<{re.escape(slug)}\.([a-z0-9-]+)@{re.escape(domain)}>", re.I)
+    # a thread's root `<game.proposal-301@domain>` or a notice's own `<game.proposal-301.<20
+    # hex>@domain>`, which names its thread too (outgoing.thread_message_id)
+    pattern = re.compile(
+        rf"<{re.escape(slug)}\.([a-z0-9-]+)(?:\.[0-9a-f]{{20}})?@{re.escape(domain)}>", re.I
+    )
     found: str | None = None
     for reference in (in_reply_to, *reversed(references)):
         hit = pattern.fullmatch(reference.strip())
