@@ -34,6 +34,16 @@ def test_header_i_of_another_mailbox_is_not_the_sender(tmp_path: Path) -> None:
     proposal(box, "mx.nomic.example")
     dario = ((AR, "mx.nomic.example; dkim=pass header.i=dario@example.org"),)
     box.add(BOB, "VOTE 301 NO", headers=dario)  # Dario signs, From says Bob
+    # the server's DMARC pass, which Dario's signature on the shared domain earned (attacker
+    # review), makes it no more Bob's
+    dmarc = (
+        (
+            AR,
+            "mx.nomic.example; dkim=pass header.i=dario@example.org header.d=example.org; "
+            "dmarc=pass header.from=example.org",
+        ),
+    )
+    box.add(BOB, "VOTE 301 NO", headers=dmarc)
     domain = ((AR, "mx.nomic.example; dkim=pass header.i=@example.org header.d=example.org"),)
     box.add(CARLA, "VOTE 301 YES", headers=domain)
     own = ((AR, "mx.nomic.example; dkim=pass header.i=bob@example.org"),)

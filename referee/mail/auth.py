@@ -167,6 +167,8 @@ def trusted_results(
             False, f"the Authentication-Results of {server} cannot be read: {exc}"
         )
     seen: list[str] = []
+    dmarc = False
+    foreign = False  # a passing DKIM identity of another mailbox: what made DMARC pass, maybe
     for result in parsed.results:
         method, verdict = str(result.method).lower(), str(result.result).lower()
         values = {
@@ -180,11 +182,14 @@ def trusted_results(
             agent = values.get("header.i", "")
             if sender and not same_mailbox(agent, sender):
                 seen[-1] = f"dkim=pass for {agent}, another mailbox"
+                foreign = True
                 continue
             if signer and aligned(signer, from_domain):
                 return Authentication(True, f"dkim=pass d={signer} by {server}")
         if method == "dmarc" and values.get("header.from", "") == from_domain:
-            return Authentication(True, f"dmarc=pass by {server}")
+            dmarc = True
+    if dmarc and not foreign:  # a DMARC pass that another mailbox's signature may have earned
+        return Authentication(True, f"dmarc=pass by {server}")  # is no pass for this one
     verdicts = ", ".join(seen) or "no results"
     return Authentication(False, f"{server} reports {verdicts}, none aligned with {from_domain}")
 
