@@ -158,6 +158,7 @@ def comparable(stdout: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(stdout)
     data.pop("now", None)
     data.pop("mail", None)
+    data.pop("roster", None)  # the config against the game: status's own check
     return data
 
 
