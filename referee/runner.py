@@ -110,18 +110,22 @@ class Service:
         self.owner = owner or worker_name()
         self.referee = Referee.open(store, settings)
         self.game_id = self.referee.game_id
+        # Asks the game's drains and its postman to stop between two mails (a clean stop).
+        self.halt = threading.Event()
         self.postman = self._postman()
         self.keeper = Keeper(settings, store, self.game_id)  # the archive and the website
         self.summary = Summary()
-        self.halt = threading.Event()  # asks a Maildir drain in the game's thread to stop
         self._work: ThreadPoolExecutor | None = None
 
     def _postman(self) -> Postman | MaildirPostman:
         """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
         smtp = self.settings.smtp
         if smtp is None:
-            return MaildirPostman(self.store, self.game_id, self.settings.sent, owner=self.owner)
-        return Postman(self.store, self.game_id, smtp, self.settings.game.address, owner=self.owner)
+            return MaildirPostman(
+                self.store, self.game_id, self.settings.sent, owner=self.owner, halt=self.halt
+            )
+        address = self.settings.game.address
+        return Postman(self.store, self.game_id, smtp, address, owner=self.owner, halt=self.halt)
 
     @property
     def name(self) -> str:
@@ -454,6 +458,7 @@ class Service:
                     return
 
         tasks: list[asyncio.Task[Any]] = []
+        outbox: asyncio.Task[Any] | None = None
         stopper: asyncio.Task[Any] | None = None
         ender: asyncio.Task[Any] | None = None
         try:
@@ -464,12 +469,12 @@ class Service:
             scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
             wake_outbox.set()
             jobs = [self._intake(stop, after_mail), clock(), heartbeat()]
-            if self.postman is not None:
-                jobs.append(self._outbox(wake_outbox))
             tasks += [asyncio.create_task(job) for job in jobs]
+            if self.postman is not None:
+                outbox = asyncio.create_task(self._outbox(wake_outbox))
             stopper = asyncio.create_task(stop.wait())
             ender = asyncio.create_task(done.wait())
-            running = {*tasks, stopper, ender}
+            running = {*tasks, stopper, ender} | ({outbox} if outbox else set())
             while not (stop.is_set() or done.is_set()):
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
@@ -478,17 +483,38 @@ class Service:
             return released
         finally:
             self.halt.set()
+            wake_outbox.set()  # an idle outbox ends; a busy one ends after the mail in hand
             tasks += [t for t in (stopper, ender) if t is not None]
             for task in tasks:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+            if outbox is not None:
+                await self._finish_outbox(outbox)
             scheduler.shutdown(wait=False)
             work, self._work = self._work, None
             await asyncio.to_thread(work.shutdown, True)  # the mail in hand is finished first
             await asyncio.to_thread(self.checkpoint)
             await asyncio.to_thread(self.release)
+
+    async def _finish_outbox(self, outbox: asyncio.Task[Any]) -> None:
+        """Wait for the outbox pass in hand to stop between two mails; cancel it only when a
+        mail server hangs beyond its own timeout (that one mail may then go out again)."""
+        smtp = self.settings.smtp
+        patience = 2 * smtp.timeout + 5 if smtp is not None else 30.0
+        try:
+            await asyncio.wait_for(asyncio.shield(outbox), patience)
+        except TimeoutError:
+            log.warning("%r: the outbox did not stop in %.0f s; cancelled", self.name, patience)
+            outbox.cancel()
+        except asyncio.CancelledError:
+            outbox.cancel()
+            raise
+        except Exception:  # its failure was raised already when it ended the game
+            log.debug("outbox ended with an error", exc_info=True)
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await outbox
 
     async def _backlog(self) -> None:
         """At start, the mail that waits, each at its delivery time, before the deadlines that
@@ -595,10 +621,14 @@ class Service:
             delay = min(RECONNECT_MAX, delay * 2)
 
     async def _outbox(self, wake: asyncio.Event) -> None:
+        """Send what is due each time `wake` is set, until `halt`: a stop is never a
+        cancellation in the middle of a mail, so no mail goes out unrecorded."""
         assert self.postman is not None
         while True:
             await wake.wait()
             wake.clear()
+            if self.halt.is_set():
+                return
             try:
                 self._count(self.summary, await self.postman.deliver_due(self.clock()))
                 retry = await asyncio.to_thread(self.store.next_attempt, self.game_id)

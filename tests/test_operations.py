@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import mailbox
+import threading
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -14,6 +17,7 @@ from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import Settings, SmtpConfig, load_settings
+from referee.mail.sentbox import MaildirPostman
 from referee.mail.smtp import Postman, backoff
 from referee.runner import Service
 from referee.service import Referee
@@ -100,6 +104,68 @@ def test_4xx_is_retried_with_backoff_and_5xx_fails_for_good(
         controller.stop()
         store.close()
     assert backoff(1) < backoff(2) < backoff(3) <= backoff(20) == timedelta(hours=1)
+
+
+class Halting:
+    """A real SMTP server that asks the postman to stop once it has accepted two mails."""
+
+    def __init__(self, halt: threading.Event) -> None:
+        self.halt = halt
+        self.accepted: list[str] = []
+
+    async def handle_DATA(self, server: SMTPServer, session: Session, envelope: Envelope) -> str:
+        self.accepted += envelope.rcpt_tos
+        if len(self.accepted) == 2:
+            self.halt.set()
+        return "250 OK queued"
+
+
+@pytest.mark.parametrize("through", ["smtp", "maildir"])
+def test_a_stop_ends_the_outbox_between_two_mails_and_sends_none_twice(
+    game: tuple[Settings, Store, Referee],
+    tmp_path: Path,
+    through: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGTERM in the middle of an outbox pass (docs/operations.md, "Stopping"): the mail in
+    hand is recorded, the rest goes back unsent, and the next pass sends each once."""
+    settings, store, referee = game
+    halt = threading.Event()
+    handler = Halting(halt)
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    folder = tmp_path / "sent"
+    try:
+        config = SmtpConfig(host="127.0.0.1", port=controller.port, security="none", concurrency=1)
+        postman: Postman | MaildirPostman
+        if through == "smtp":
+            postman = Postman(store, referee.game_id, config, settings.game.address, halt=halt)
+        else:
+            postman = MaildirPostman(store, referee.game_id, folder, halt=halt)
+            record = store.mark_outbox
+
+            def then_stop(*args: Any, **kwargs: Any) -> None:  # the stop comes after 2 mails
+                record(*args, **kwargs)
+                if len(list(folder.glob("new/*"))) == 2:
+                    halt.set()
+
+            monkeypatch.setattr(store, "mark_outbox", then_stop)
+        first = asyncio.run(postman.deliver_due(T0 + DAY))
+        rows = store.outbox(referee.game_id)
+        assert first.sent == 2 and len(rows) == 6
+        # what it claimed and did not send goes back when the game is released, as `run` does
+        assert store.unclaim(referee.game_id) == len(rows) - first.sent
+        halt.clear()
+        second = asyncio.run(postman.deliver_due(T0 + DAY))
+        assert first.sent + second.sent == 6
+        if through == "smtp":
+            assert sorted(handler.accepted) == sorted(r.recipient for r in rows)
+        else:
+            ids = [m["Message-ID"] for m in mailbox.Maildir(str(folder), create=False)]
+            assert len(ids) == len(set(ids)) == 6
+    finally:
+        controller.stop()
+        store.close()
 
 
 def test_deadlines_that_fell_due_while_off_fire_once(game: tuple[Settings, Store, Referee]) -> None:

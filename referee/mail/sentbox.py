@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import mailbox
+import threading
 from datetime import UTC, datetime
 from email.header import decode_header, make_header
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 
-from referee.mail.smtp import Tally, backoff
+from referee.mail.smtp import CLAIM_BATCH, Tally, backoff
 from referee.store.store import Store
 from referee.store.tables import OutboxRow, OutboxStatus
 
@@ -45,17 +46,29 @@ def open_sent(path: Path) -> mailbox.Maildir:
 class MaildirPostman:
     """Writes one game's due outbox rows to a Maildir instead of sending them."""
 
-    def __init__(self, store: Store, game_id: int, folder: Path, owner: str = "postman") -> None:
+    def __init__(
+        self,
+        store: Store,
+        game_id: int,
+        folder: Path,
+        owner: str = "postman",
+        halt: threading.Event | None = None,
+    ) -> None:
         self.store = store
         self.game_id = game_id
         self.folder = folder
         self.owner = owner  # the process claiming the rows it writes, as the SMTP postman does
+        self.halt = halt or threading.Event()  # set: stop between two mails (a clean stop)
 
-    async def deliver_due(self, now: datetime | None = None, batch: int = 500) -> Tally:
-        """Write every due row; a folder that cannot be written leaves the rows waiting."""
+    async def deliver_due(self, now: datetime | None = None, batch: int = CLAIM_BATCH) -> Tally:
+        """Write every due row; a folder that cannot be written leaves the rows waiting.
+
+        On `halt` it stops between two mails; the rows it claimed and did not write go back
+        when the game is released, so none is written twice.
+        """
         moment = now or datetime.now(UTC)
         tally = Tally()
-        while True:
+        while not self.halt.is_set():
             rows = await asyncio.to_thread(
                 self.store.claim, self.game_id, self.owner, moment, batch
             )
@@ -82,6 +95,8 @@ class MaildirPostman:
         box = open_sent(self.folder)
         for row in rows:
             assert row.id is not None
+            if self.halt.is_set():
+                return
             box.add(row.raw)
             self.store.mark_outbox(
                 row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -27,6 +28,7 @@ log = logging.getLogger("referee.smtp")
 
 BACKOFF_FIRST = 30.0  # seconds before the first retry
 BACKOFF_MAX = 3600.0  # never wait longer than an hour between tries
+CLAIM_BATCH = 50  # rows one process claims at a time: few in hand if its lease is lost unseen
 
 
 def backoff(attempts: int, first: float = BACKOFF_FIRST) -> timedelta:
@@ -81,6 +83,7 @@ class Postman:
         sender: str,
         first_backoff: float = BACKOFF_FIRST,
         owner: str = "postman",
+        halt: threading.Event | None = None,
     ) -> None:
         self.store = store
         self.game_id = game_id
@@ -88,6 +91,7 @@ class Postman:
         self.sender = sender
         self.first_backoff = first_backoff
         self.owner = owner  # the process claiming the rows it sends
+        self.halt = halt or threading.Event()  # set: stop between two mails (a clean stop)
 
     def _client(self) -> aiosmtplib.SMTP:
         c = self.config
@@ -100,13 +104,18 @@ class Postman:
             timeout=c.timeout,
         )
 
-    async def deliver_due(self, now: datetime | None = None, batch: int = 500) -> Tally:
-        """Send every row that is due now, batch after batch; count what went, waits, failed."""
+    async def deliver_due(self, now: datetime | None = None, batch: int = CLAIM_BATCH) -> Tally:
+        """Send every row that is due now, batch after batch; count what went, waits, failed.
+
+        On `halt` each connection stops after the mail in hand; the rows claimed and not sent
+        go back when the game is released. Small batches keep few rows claimed at a time: a
+        process that lost its lease without knowing it sends at most one batch twice.
+        """
         moment = now or datetime.now(UTC)
         tally = Tally()
         slots = [_Slot() for _ in range(max(1, self.config.concurrency))]  # reused connections
         try:
-            while True:
+            while not self.halt.is_set():
                 rows = await asyncio.to_thread(
                     self.store.claim, self.game_id, self.owner, moment, batch
                 )
@@ -136,6 +145,8 @@ class Postman:
         self, rows: list[OutboxRow], slot: _Slot, tally: Tally, now: datetime
     ) -> None:
         for row in rows:
+            if self.halt.is_set():
+                return
             try:
                 if slot.client is None or not slot.client.is_connected:
                     slot.client = self._client()
