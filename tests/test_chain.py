@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from email import message_from_bytes
 from pathlib import Path
 
@@ -26,7 +27,8 @@ CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 
 
 def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Path) -> None:
-    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    extra = f'archive = "{tmp_path / "archive"}"\nsite = "{tmp_path / "site"}"'
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}", game_extra=extra)
     settings = load_settings(config)
     _, mails = build("en")
     store = Store(settings.database_url)
@@ -70,3 +72,8 @@ def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Pa
     assert json.loads(done.stdout)["chain"] == {"link": links[-1].seq, "head": links[-1].head}
     done = subprocess.run([*CLI, "status", str(config)], capture_output=True, text=True)
     assert f"record: link {links[-1].seq}, head {links[-1].head}" in done.stdout
+    # the archive and the site name the same head as the last mail and `status`
+    archive = tomllib.loads((tmp_path / "archive" / "chain.toml").read_text(encoding="utf-8"))
+    assert archive == {"link": links[-1].seq, "head": links[-1].head}
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert f"link {links[-1].seq}, head <code>{links[-1].head}</code>" in index

@@ -72,6 +72,7 @@ class Keeper:
             LoggedEvent(seq, at, printable_data(mid), printable_data(payload))
             for seq, at, mid, payload in rows
         )
+        self.builder.history.chain = self.store.chain_head(self.game_id)  # 213: the record
         return self.builder.history
 
     def write_archive(self, folder: Path, git: bool = True, progress: bool = False) -> Written:

@@ -20,7 +20,7 @@ from dulwich.repo import Repo
 
 from referee.archive.history import Change, History
 from referee.archive.progress import progress_bar
-from referee.archive.writer import RulesetText, change_files
+from referee.archive.writer import CHAIN_PATH, RulesetText, change_files
 
 BRANCH = Ref(b"refs/heads/main")
 _TRAILER = re.compile(rb"^Archive-Change: (\d+)$", re.M)
@@ -30,10 +30,26 @@ _FILE_MODE = 0o100644
 def open_repo(folder: Path) -> Repo:
     folder.mkdir(parents=True, exist_ok=True)
     if (folder / ".git").is_dir():
-        return Repo(str(folder))
-    repo = Repo.init(str(folder))
-    repo.refs.set_symbolic_ref(Ref(b"HEAD"), BRANCH)
+        repo = Repo(str(folder))
+    else:
+        repo = Repo.init(str(folder))
+        repo.refs.set_symbolic_ref(Ref(b"HEAD"), BRANCH)
+    _exclude_current(folder)
     return repo
+
+
+def _exclude_current(folder: Path) -> None:
+    """The chain's head now (`chain.toml`, 213) names a mail, not a change: git keeps changes,
+    so the file stays out of the commits and out of `git status` (`.git/info/exclude`)."""
+    exclude = folder / ".git" / "info" / "exclude"
+    line = f"/{CHAIN_PATH}"
+    try:
+        present = exclude.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        present = []
+    if line not in present:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text("\n".join([*present, line]) + "\n", encoding="utf-8")
 
 
 def committed_changes(repo: Repo) -> int:

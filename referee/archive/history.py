@@ -429,6 +429,7 @@ class History:
     ruleset_mails: list[RulesetMail] = field(default_factory=list)
     table: list[DebateEntry] = field(default_factory=list)  # 112: said outside any proposal
     state: GameState | None = None  # the game as it stands after the last event fed
+    chain: tuple[int, str] | None = None  # 213: the hash chain's last link and head, when known
 
     def status_now(self, number: int) -> str:
         """A proposal's status as it stands now (debate, voting, adopted, rejected, withdrawn):

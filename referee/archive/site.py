@@ -149,6 +149,10 @@ WORDS: dict[str, dict[str, str]] = {
         "king": "King",
         "nobody": "nobody",
         "updated": "Last change",
+        "record": "Record",
+        "record_link": "link {link}, head",
+        "record_help": "Every mail of the game names this head in X-Nomic-Chain; "
+        "nomic-referee verify recomputes it from the mail.",
     },
     "it": {
         "ruleset": "Regolamento",
@@ -246,6 +250,10 @@ WORDS: dict[str, dict[str, str]] = {
         "king": "Re",
         "nobody": "nessuno",
         "updated": "Ultimo cambiamento",
+        "record": "Registro",
+        "record_link": "anello {link}, testa",
+        "record_help": "Ogni mail della partita riporta questa testa in X-Nomic-Chain; "
+        "nomic-referee verify la ricalcola dalle mail.",
     },
 }
 
@@ -452,6 +460,7 @@ class _Site:
             highest=highest,
             last=self.h.changes[-1] if self.h.changes else None,
             standing=self.standing(),
+            chain=self.h.chain,
         )
 
     def rules_list(self) -> None:

@@ -16,6 +16,9 @@ edited by hand):
 - `scores.toml`: the scores now and every change with its cause.
 - `ruleset.txt`: the short ruleset, exactly as last mailed, under a header (205).
 - `ruleset-full.md`: every rule in force with its whole history, then the repealed ones.
+- `chain.toml`: the hash chain's last link and head now (213), as every mail names it in
+  `X-Nomic-Chain`; it is the one file git does not keep (the head binds each mail, not each
+  change): the archive's `.git/info/exclude` names it.
 
 Rendering is a pure function of the `History` and a change number, so an archive rebuilt from
 the same event log is byte for byte the same, and git can be given the archive as it stood
@@ -384,6 +387,15 @@ def render_meta(history: History, stamp: int | None) -> str:
     )
 
 
+CHAIN_PATH = "chain.toml"
+
+
+def render_chain(link: int, head: str) -> str:
+    """The hash chain's last link (213): each player's mail names the same head in
+    `X-Nomic-Chain`, and `nomic-referee verify` recomputes it from the mail."""
+    return _toml({"link": link, "head": head})
+
+
 def global_files(
     history: History, stamp: int | None, mail_text: RulesetText, change: Change | None = None
 ) -> Files:
@@ -424,6 +436,8 @@ def render_archive(history: History, mail_text: RulesetText, stamp: int | None =
         seen_a = a.as_of(stamp)
         if seen_a is not None:
             files[appeal_path(a.id)] = render_appeal(seen_a)
+    if stamp is None and history.chain is not None:
+        files[CHAIN_PATH] = render_chain(*history.chain)
     return files
 
 
@@ -504,6 +518,8 @@ class ArchiveWriter:
         highest = max(history.proposals, default=0)
         if wanted("ruleset.txt", (*whole, mail.stamp if mail else 0, highest)):
             files["ruleset.txt"] = render_short_ruleset(history, None, self.mail_text)
+        if history.chain is not None and wanted(CHAIN_PATH, history.chain):
+            files[CHAIN_PATH] = render_chain(*history.chain)
         written = write_files(self.folder, files)
         self.keys = keys
         return written
