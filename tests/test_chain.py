@@ -75,5 +75,5 @@ def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Pa
     # the archive and the site name the same head as the last mail and `status`
     archive = tomllib.loads((tmp_path / "archive" / "chain.toml").read_text(encoding="utf-8"))
     assert archive == {"link": links[-1].seq, "head": links[-1].head}
-    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert f"link {links[-1].seq}, head <code>{links[-1].head}</code>" in index
+    front = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert f"link {links[-1].seq}, head <code>{links[-1].head}</code>" in front
