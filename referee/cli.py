@@ -503,6 +503,31 @@ def doctor(
         raise typer.Exit(1)
 
 
+@app.command("dkim-key")
+def dkim_key(config: ConfigArg) -> None:
+    """Make the [dkim] key when it is missing, and print the DNS record to publish (213)."""
+    from referee.mail.signing import Signer, SigningError, new_key
+
+    settings = settings_from(config, secrets=False)
+    dkim = settings.dkim
+    if dkim is None:
+        fail(
+            f"{config}: no [dkim] section; add one, for example\n"
+            '  [dkim]\n  selector = "nomic"\n  key_file = "dkim.pem"'
+        )
+    domain = settings.game.address.rpartition("@")[2]
+    if not dkim.key_file.exists():
+        new_key(dkim.key_file)
+        typer.echo(f"wrote a new 2048-bit RSA key to {dkim.key_file} (mode 0600)")
+    try:
+        signer = Signer.load(dkim, domain)
+    except SigningError as exc:
+        fail(str(exc))
+    typer.echo(f"publish this TXT record in the DNS of {signer.domain}:")
+    typer.echo(f'{signer.record_name}. IN TXT "{signer.record}"')
+    typer.echo("then run nomic-referee doctor on the config to check it is published")
+
+
 @app.command()
 def migrate(config: ConfigArg) -> None:
     """Bring the database to this version's schema (after an upgrade; `run` does it too)."""
@@ -866,6 +891,10 @@ def verify(
                     else ""
                 )
             )
+            if verdict.signatures_checked:
+                typer.echo(
+                    f"signatures: {counted(verdict.signatures_checked, 'DKIM signature')} good"
+                )
         for note in verdict.notes:
             typer.echo(f"note: {note}")
         if verdict.divergence is not None:

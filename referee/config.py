@@ -113,6 +113,16 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True)
+class DkimConfig:
+    """DKIM signing of the referee's mail (213): the key file (PEM, RSA), its selector, and
+    the signing domain (empty: the domain of the game's address)."""
+
+    selector: str
+    key_file: Path
+    domain: str = ""
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -144,6 +154,7 @@ class Settings:
     sent: Path = Path("sent")  # without [smtp]: the Maildir the referee's mail is written to
     log: LogConfig = LogConfig()
     metrics: MetricsConfig = MetricsConfig()
+    dkim: DkimConfig | None = None
 
     @property
     def king(self) -> PlayerConfig:
@@ -162,6 +173,7 @@ _SECTIONS = {
     "limits",
     "log",
     "metrics",
+    "dkim",
 }
 
 
@@ -266,7 +278,25 @@ def _load(path: Path, secrets: bool) -> Settings:
         sent=_maildir(data, folder, "sent"),
         log=_log(data),
         metrics=_metrics(data),
+        dkim=_dkim(data, folder),
     )
+
+
+_SELECTOR = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})*")
+
+
+def _dkim(data: dict[str, Any], folder: Path) -> DkimConfig | None:
+    if "dkim" not in data:
+        return None
+    t = _table(data, "dkim", {"selector", "key_file", "domain"}, "dkim")
+    selector = _str(t, "selector", "dkim")
+    if not _SELECTOR.fullmatch(selector):
+        raise ConfigError(f"[dkim] selector {selector!r}: letters, digits, '-' and '.' only")
+    domain = _str(t, "domain", "dkim", "").strip().lower()
+    if domain and not _SELECTOR.fullmatch(domain):
+        raise ConfigError(f"[dkim] domain {domain!r} is not a domain name")
+    key_file = Path(_str(t, "key_file", "dkim")).expanduser()
+    return DkimConfig(selector, key_file if key_file.is_absolute() else folder / key_file, domain)
 
 
 def _metrics(data: dict[str, Any]) -> MetricsConfig:

@@ -18,7 +18,7 @@ import asyncio
 import ipaddress
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.message import Message
@@ -31,11 +31,12 @@ import aiosmtplib
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from referee.config import AuthConfig, ImapConfig, Settings, SmtpConfig
+from referee.config import AuthConfig, DkimConfig, ImapConfig, Settings, SmtpConfig
 from referee.counts import counted
 from referee.mail import servers
 from referee.mail.auth import _authserv_id, authenticate, organisational_domain
 from referee.mail.imap import ImapInbox
+from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import tls_context
 from referee.starter import example_addresses
 from referee.store.store import Store
@@ -87,7 +88,53 @@ def examine(
         checks += asyncio.run(_smtp(settings.smtp))
     else:
         checks.append(ok("smtp", f"no [smtp]: mail is written to the Maildir {settings.sent}"))
+    if settings.dkim is not None:
+        checks.append(_dkim(settings.dkim, settings.game.address.rpartition("@")[2]))
     return checks
+
+
+def _dkim(
+    config: DkimConfig, domain: str, lookup: Callable[..., bytes | None] | None = None
+) -> Check:
+    """The signing key reads and signs, and the DNS publishes its public half (213)."""
+    try:
+        signer = Signer.load(config, domain)
+    except SigningError as exc:
+        return failed("dkim", str(exc), "make the key with 'nomic-referee dkim-key CONFIG'")
+    published = _published(signer.record_name, lookup)
+    wanted = signer.record.replace(" ", "")
+    record = f'{signer.record_name}. IN TXT "{signer.record}"'
+    if published is None:
+        return warn(
+            "dkim",
+            f"mail is signed as {signer.domain} (selector {signer.selector}); the DNS could "
+            "not be asked from here",
+            f"make sure this record is published: {record}",
+        )
+    if published.replace(" ", "") != wanted:
+        why = "no record" if not published else "another key"
+        return failed(
+            "dkim",
+            f"{signer.record_name} has {why}: players cannot check the signatures",
+            f"publish {record}",
+        )
+    return ok("dkim", f"mail is signed as {signer.domain}, and {signer.record_name} matches")
+
+
+def _published(name: str, lookup: Callable[..., bytes | None] | None) -> str | None:
+    """The TXT record at `name` as dkimpy reads it ("" when there is none); None when the
+    DNS cannot be asked from here (no resolver library, no network)."""
+    try:
+        if lookup is None:
+            from dkim.dnsplug import get_txt
+
+            lookup = get_txt
+        answer = lookup(name.encode("ascii"))
+    except Exception:  # the resolver's own errors (timeouts, no configuration): say so
+        return None
+    if not answer:
+        return ""
+    return answer.decode("ascii", "replace") if isinstance(answer, bytes) else str(answer)
 
 
 # ----- the config and its files ---------------------------------------------------------------

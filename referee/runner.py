@@ -40,7 +40,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from referee import metrics, stopping
 from referee.archive import Keeper
-from referee.config import Settings
+from referee.config import ConfigError, Settings
 from referee.core import engine
 from referee.core.events import Enrol, MoveAddress, Outcome, Quit
 from referee.mail import intake
@@ -48,6 +48,7 @@ from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.sentbox import MaildirPostman
+from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
 from referee.store.store import DatabaseDown, LostGame, Store, StoreError
@@ -119,13 +120,20 @@ class Service:
 
     def _postman(self) -> Postman | MaildirPostman:
         """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
-        smtp = self.settings.smtp
+        smtp, address = self.settings.smtp, self.settings.game.address
+        signer = None
+        if self.settings.dkim is not None:
+            try:
+                signer = Signer.load(self.settings.dkim, address.rpartition("@")[2])
+            except SigningError as exc:
+                raise ConfigError(str(exc)) from exc
         if smtp is None:
             return MaildirPostman(
-                self.store, self.game_id, self.settings.sent, owner=self.owner, halt=self.halt
+                self.store, self.game_id, self.settings.sent, self.owner, self.halt, signer
             )
-        address = self.settings.game.address
-        return Postman(self.store, self.game_id, smtp, address, owner=self.owner, halt=self.halt)
+        return Postman(
+            self.store, self.game_id, smtp, address, owner=self.owner, halt=self.halt, signer=signer
+        )
 
     @property
     def name(self) -> str:

@@ -97,6 +97,12 @@ sent = "sent"  # without [smtp], the referee's mail is written here
 # trusted_authserv_id = ["mx.example.org"]  # your receiving server's Authentication-Results
 # verify_dkim = true  # also check DKIM signatures here
 # required = true  # false only for a test game: anyone could write as a player
+#
+# Sign the referee's mail with DKIM, so a player can prove a result came from it (213):
+# `nomic-referee dkim-key game.toml` makes the key and prints the DNS record to publish.
+# [dkim]
+# selector = "nomic"
+# key_file = "dkim.pem"  # beside this file; keep it private
 """
 
 

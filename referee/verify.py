@@ -52,6 +52,7 @@ class Verdict:
     head: str = chain.GENESIS
     database_links: int = 0  # links of the database's chain checked (0: no database at hand)
     sent_checked: int = 0
+    signatures_checked: int = 0  # DKIM signatures of the sent mail that verified (213)
     sent_missing: int = 0  # mails the rules make that the sent mail given does not hold
     divergence: Divergence | None = None
     notes: list[str] = field(default_factory=list)
@@ -108,8 +109,55 @@ def verify(
     if database:
         _check_database(settings, replayed, verdict)
     if sent is not None and verdict.ok:
-        _check_sent(read_mail(sent), replayed, verdict)
+        mails = read_mail(sent)
+        _check_sent(mails, replayed, verdict)
+        if verdict.ok:
+            _check_signatures(settings, mails, verdict)
     return verdict
+
+
+def _check_signatures(settings: Settings, sent: list[Archived], verdict: Verdict) -> None:
+    """Each sent mail's DKIM signature, checked against the game's own key when the config's
+    [dkim] key is at hand (keys leave the DNS), else against the DNS."""
+    import dkim
+
+    from referee.mail.signing import Signer, SigningError
+
+    lookup = None
+    if settings.dkim is not None:
+        try:
+            signer = Signer.load(settings.dkim, settings.game.address.rpartition("@")[2])
+            lookup = signer.dns()
+        except SigningError as exc:
+            verdict.notes.append(f"signatures checked against the DNS: {exc}")
+    unsigned = 0
+    for item in sent:
+        if not _signed(item.raw):
+            unsigned += 1
+            continue
+        try:
+            good = dkim.verify(item.raw, dnsfunc=lookup) if lookup else dkim.verify(item.raw)
+        except dkim.DKIMException:
+            good = False
+        if not good:
+            mid, _, _ = intake.identify(item.raw)
+            verdict.fail(
+                Divergence(
+                    f"sent mail {mid}",
+                    "its DKIM signature does not verify: the mail was changed after it left, "
+                    "or another key signed it",
+                    _subject(item.raw),
+                )
+            )
+            return
+        verdict.signatures_checked += 1
+    if unsigned and settings.dkim is not None:
+        verdict.notes.append(f"{unsigned} sent mail(s) carry no DKIM signature")
+
+
+def _signed(raw: bytes) -> bool:
+    head = raw.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
+    return any(line.lower().startswith(b"dkim-signature:") for line in head.split(b"\n"))
 
 
 def _started(settings: Settings) -> datetime | None:

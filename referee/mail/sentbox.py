@@ -20,6 +20,7 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 
+from referee.mail.signing import Signer
 from referee.mail.smtp import CLAIM_BATCH, Tally, backoff
 from referee.store.store import Store
 from referee.store.tables import OutboxRow, OutboxStatus
@@ -53,12 +54,14 @@ class MaildirPostman:
         folder: Path,
         owner: str = "postman",
         halt: threading.Event | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.store = store
         self.game_id = game_id
         self.folder = folder
         self.owner = owner  # the process claiming the rows it writes, as the SMTP postman does
         self.halt = halt or threading.Event()  # set: stop between two mails (a clean stop)
+        self.signer = signer  # [dkim]: each mail is signed as it is written
 
     async def deliver_due(self, now: datetime | None = None, batch: int = CLAIM_BATCH) -> Tally:
         """Write every due row; a folder that cannot be written leaves the rows waiting.
@@ -97,7 +100,7 @@ class MaildirPostman:
             assert row.id is not None
             if self.halt.is_set():
                 return
-            box.add(row.raw)
+            box.add(self.signer.sign(row.raw) if self.signer else row.raw)
             self.store.mark_outbox(
                 row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner
             )

@@ -21,6 +21,7 @@ import aiosmtplib
 
 from referee.config import SmtpConfig
 from referee.mail import servers
+from referee.mail.signing import Signer
 from referee.store.store import Store
 from referee.store.tables import OutboxRow, OutboxStatus
 
@@ -84,6 +85,7 @@ class Postman:
         first_backoff: float = BACKOFF_FIRST,
         owner: str = "postman",
         halt: threading.Event | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.store = store
         self.game_id = game_id
@@ -92,6 +94,7 @@ class Postman:
         self.first_backoff = first_backoff
         self.owner = owner  # the process claiming the rows it sends
         self.halt = halt or threading.Event()  # set: stop between two mails (a clean stop)
+        self.signer = signer  # [dkim]: each mail is signed as it leaves; the outbox keeps it bare
 
     def _client(self) -> aiosmtplib.SMTP:
         c = self.config
@@ -153,7 +156,8 @@ class Postman:
                     await slot.client.connect()
                     if self.config.username:
                         await slot.client.login(self.config.username, self.config.password)
-                await slot.client.sendmail(self.sender, [row.recipient], row.raw)
+                raw = self.signer.sign(row.raw) if self.signer else row.raw
+                await slot.client.sendmail(self.sender, [row.recipient], raw)
             except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
                 code, message = _answer(exc)
                 if 500 <= code < 600:
