@@ -156,6 +156,7 @@ class Referee:
         self.last_at = utc(latest) if latest is not None else self.state.started_at
         self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
         self._digested: tuple[GameState, str] | None = None
+        self._digest = chain.StateDigest()  # repr(state)'s unchanged parts, kept (213)
         self.renderer = Renderer(
             settings.game.language,
             settings.game.timezone,
@@ -238,7 +239,7 @@ class Referee:
         of the cost of its JSON, which would be half a replay's time); a mail that changes
         nothing reuses it. The link names the referee's version, whose model it is."""
         if self._digested is None or self._digested[0] is not state:
-            self._digested = (state, chain.digest(repr(state).encode("utf-8")))
+            self._digested = (state, self._digest(state))
         return self._digested[1]
 
     # ----- the clock ------------------------------------------------------------------------

@@ -77,3 +77,25 @@ def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Pa
     assert archive == {"link": links[-1].seq, "head": links[-1].head}
     front = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert f"link {links[-1].seq}, head <code>{links[-1].head}</code>" in front
+
+
+def test_the_state_digest_hashes_exactly_the_states_repr(tmp_path: Path) -> None:
+    """The digest reuses the text of unchanged parts; it must hash `repr(state)` itself, state
+    after state through a whole example game (rules amended, proposals, appeals, scores)."""
+    config = game_config(tmp_path, "sqlite://")
+    settings = load_settings(config)
+    _, mails = build("it")
+    store = Store(settings.database_url)
+    digester = chain.StateDigest()
+    try:
+        referee = Referee.create(store, settings, START)
+        checked = 0
+        for raw, at, _sender in mails:
+            referee.receive(raw, at)
+            state = referee.state
+            assert digester.text(state) == repr(state)
+            assert digester(state) == chain.digest(repr(state).encode("utf-8"))
+            checked += 1
+        assert checked == len(mails) > 30 and len(referee.state.proposals) > 3
+    finally:
+        store.close()
