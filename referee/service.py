@@ -8,6 +8,7 @@ the live service both go through here, so they reach the same state from the sam
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from typing import Any
 
 from referee import __version__, rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import chain, codec, engine, mechanics, outcomes, procedure
+from referee.core import chain, codec, engine, mechanics, outcomes, procedure, rulings
 from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -28,16 +29,18 @@ from referee.core.events import (
     Debate,
     Effect,
     Enrol,
+    GiveRuling,
     MoveAddress,
     Notice,
     NoticeKind,
+    OpenAppeal,
     Outcome,
     Quit,
     Reason,
     Suggest,
     Tick,
 )
-from referee.core.model import GameState, Player
+from referee.core.model import Decided, GameState, Player
 from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import confirm, intake, outgoing
@@ -351,6 +354,7 @@ class Referee:
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
             work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
+            self._keep_answer(work, mail, at, [_fact(p, refusal) for p in parsed])
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         answered = confirmed = False
@@ -370,6 +374,7 @@ class Referee:
         note = "" if parsed or votes else Reason.NO_COMMAND.value
         work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
         items: list[dict[str, Any]] = []
+        facts: list[dict[str, Any]] = []  # the decisions, kept for an APPEAL in reply (212)
         effects: list[Effect] = []
         echoes = self._echoes(mail, state) if parsed else frozenset()
         queued = 1  # the reply
@@ -404,17 +409,24 @@ class Referee:
                     line.line[:80],
                 )
                 where = echoes_where(mail, self.settings)
-                items.append(_item(line.line, Outcome(outcomes.QuotedNotice(where=where))))
+                echoed = Outcome(outcomes.QuotedNotice(where=where))
+                items.append(_item(line.line, echoed))
+                facts.append(_fact(line, echoed))
                 continue
-            decision = engine.decide(state, line.command, at)
+            command: Command = line.command
+            if isinstance(command, OpenAppeal):  # in reply to an answer: about its decision
+                command = self._about(work, mail, command)
+            decision = engine.decide(state, command, at)
             outcome, notices = _split(decision)
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
-                over_mails = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
-                items.append(_item(line.line, Outcome(over_mails)))
+                too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
+                over_mails = Outcome(too_many)
+                items.append(_item(line.line, over_mails))
+                facts.append(_fact(line, over_mails))
                 continue
             queued += more
-            work.append_event(codec.event_to_data(line.command), at, mail.message_id)
+            work.append_event(codec.event_to_data(command), at, mail.message_id)
             state = decision.state
             log.info(
                 "mail %s: %s -> %s%s",
@@ -424,6 +436,8 @@ class Referee:
                 "" if outcome.ok else " (refused)",
             )
             items.append(_item(line.line, outcome, line.meant))
+            if not isinstance(line.command, Debate):
+                facts.append(_fact(line, outcome))
             effects.extend(notices)
         items += _hint_items(hinted)
         if votes or confirmed:  # kept for a bare yes, or used by one
@@ -437,6 +451,7 @@ class Referee:
             last = today.empty + 1 >= limits.empty_replies_per_day
             upto = _tomorrow(at) if last else None
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, next=upto))))
+        self._keep_answer(work, mail, at, facts)
         sent = self._reply(work, mail, at, state, items, confirm=bool(votes))
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
@@ -690,6 +705,8 @@ class Referee:
         command = infer(state, mail.sender, thread, mail.own_words)
         if command is None:
             return []
+        if isinstance(command, GiveRuling) and not command.text:  # the judge's yes to the draft
+            command = replace(command, text=self._draft_text(state, command.appeal))
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
         meant = spell(command, self.settings.game.language)
         return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
@@ -705,7 +722,9 @@ class Referee:
         items: list[dict[str, Any]],
         confirm: bool = False,
     ) -> int:
-        """The one reply; `confirm`: it asks for a bare yes, so its Message-ID names that."""
+        """The one reply; its Message-ID names the answer (`answer-<token>`, an APPEAL in
+        reply is about its decisions) or, with `confirm`, that it asks for a bare yes."""
+        token = answer_token(mail)
         self.queued += 1
         if not self.render:
             return 1
@@ -728,13 +747,9 @@ class Referee:
             message_id=outgoing.thread_message_id(
                 self.settings.game.key,
                 self.settings.game.address,
-                Thread.confirm(),
+                Thread.confirm(token) if confirm else Thread.answer(token),
                 "reply",
                 mail.dedupe_key,
-            )
-            if confirm
-            else outgoing.message_id(
-                self.settings.game.key, self.settings.game.address, "reply", mail.dedupe_key
             ),
             at=at,
             auto="auto-replied",
@@ -745,6 +760,56 @@ class Referee:
             envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope), at
         )
         return 1
+
+    # ----- appeals about the referee's own decisions (212) -----------------------------------
+
+    def _keep_answer(
+        self, work: UnitOfWork, mail: InboundMail, at: datetime, facts: list[dict[str, Any]]
+    ) -> None:
+        """Keep the decisions of this mail under its answer's token, for an APPEAL in reply."""
+        if facts:
+            kept = {"sender": mail.sender, "subject": mail.subject, "at": at.isoformat()}
+            text = json.dumps({**kept, "decisions": facts}, sort_keys=True)
+            work.keep_answer(answer_token(mail), mail.sender, text, at)
+
+    def _about(self, work: UnitOfWork, mail: InboundMail, appeal: OpenAppeal) -> OpenAppeal:
+        """An APPEAL in reply to one of the referee's answers is about its decision: the
+        first refused one, else the first (see docs/interpretation.md)."""
+        game = self.settings.game
+        thread = nearest_thread(mail.references, mail.in_reply_to, game.key, game.address)
+        if thread is None or thread.kind not in (ThreadKind.ANSWER, ThreadKind.CONFIRM):
+            return appeal
+        kept = work.answer(thread.key) if thread.key else None
+        if kept is None:
+            return appeal
+        facts = json.loads(kept[1])
+        decisions = facts["decisions"]
+        chosen = next((d for d in decisions if not d["ok"] and d["command"]), decisions[0])
+        about = Decided(
+            sender=facts["sender"],
+            at=datetime.fromisoformat(facts["at"]),
+            line=chosen["line"],
+            code=chosen["code"],
+            ok=chosen["ok"],
+            command=chosen["command"],
+            subject=facts["subject"],
+        )
+        return replace(appeal, about=about)
+
+    def _draft_text(self, state: GameState, appeal_id: str) -> str:
+        """The referee's draft ruling, as the judge's yes publishes it (in the game's words)."""
+        appeal = state.appeal(appeal_id)
+        if appeal is None or appeal.about is None:
+            return ""
+        rendered = self.renderer.render(
+            "draft",
+            {
+                "appeal": {"id": appeal.id},
+                "decision": rulings.decided_data(state, appeal),
+                "cites": mechanics.citations(state),
+            },
+        )
+        return rendered.text.strip()
 
     def _note(self, work: UnitOfWork, mail: InboundMail, at: datetime, kind: str) -> int:
         """The short note to someone whose mail is not obeyed: a stranger, or mail in a
@@ -850,6 +915,7 @@ _SPEC_NAMES = {
     "NameChampion": "champion",
     "NameWinner": "winner",
     "Admit": "admit",
+    "GiveRuling": "ruling",
 }
 
 
@@ -933,6 +999,25 @@ def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
         "ok": outcome.ok,
         "code": outcome.code,
         "data": dict(outcome.data),
+    }
+
+
+def answer_token(mail: InboundMail) -> str:
+    """The token of the referee's answer to `mail`, in its Message-ID's thread (212)."""
+    return confirm.token(mail.dedupe_key, "answer")
+
+
+def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
+    """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
+    the command read from it (as the event log writes it)."""
+    command = line.command
+    return {
+        "line": line.line if len(line.line) <= QUOTED_LINE else line.line[:QUOTED_LINE] + "...",
+        "code": outcome.code,
+        "ok": outcome.ok,
+        "command": json.dumps(codec.event_to_data(command), sort_keys=True)
+        if command is not None
+        else "",
     }
 
 

@@ -304,7 +304,7 @@ def play(language: str) -> list[Sent]:
         sent += scripted.sent
     finally:
         scripted.close()
-    return sent + play_tie(language) + play_roster(language)
+    return sent + play_tie(language) + play_roster(language) + play_ruling(language)
 
 
 ROSTER_WORDS = {
@@ -352,6 +352,67 @@ def play_roster(language: str) -> list[Sent]:
         moved = "bob.rossi@new.example"
         send("bob@example.org", words["address"].format(address=moved))
         send(moved, words["yes"], last("confirm", moved))
+        return list(game.sent)
+    finally:
+        game.close()
+
+
+RULING_WORDS = {
+    "en": {
+        "propose": "PROPOSE ENACT\nA player who writes\nVOTE 301 YES\nis cheerful.\nEND",
+        "vote": "VOTE 301 YES",
+        "appeal": "APPEAL\nThat vote was mine: I typed it.\nEND",
+        "yes": "yes",
+        "agree": "AGREE A1",
+    },
+    "it": {
+        "propose": "PROPONGO PROMULGARE\nChi scrive\nVOTO 301 SÌ\nè allegro.\nFINE",
+        "vote": "VOTO 301 SÌ",
+        "appeal": "APPELLO\nQuel voto era mio: l'ho scritto io.\nFINE",
+        "yes": "sì",
+        "agree": "ACCORDO A1",
+    },
+}
+
+
+def play_ruling(language: str) -> list[Sent]:
+    """An appeal by reply about a refused vote (212): the judge's prompt with the facts and
+    the draft, the King's bare yes, and the correction carried out while the vote is open."""
+    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    words = RULING_WORDS[language]
+    at, number = start, 0
+
+    def send(sender: str, body: str, answering: bytes | None = None) -> None:
+        nonlocal at, number
+        at, number = at + timedelta(hours=1), number + 1
+        step = Step(timedelta(0), sender, "Re: Nomic" if answering else "move", {language: body})
+        raw = _mail(settings, step, language, at, 3000 + number)
+        if answering is not None:
+            asked = BytesParser(policy=policy.default).parsebytes(answering)["Message-ID"]
+            message = BytesParser(policy=policy.default).parsebytes(raw)
+            message["In-Reply-To"], message["References"] = asked, asked
+            raw = message.as_bytes()
+        game.receive(raw, at)
+
+    def last(kind: str, to: str) -> bytes:
+        found = [m.raw for m in game.sent if m.kind == kind and to.encode() in m.raw]
+        assert found, (kind, to)
+        return found[-1]
+
+    try:
+        king = settings.king.email
+        proposer = game.referee.state.turn_player
+        assert proposer is not None
+        voter = next(p.email for p in settings.players if p.email not in (king, proposer))
+        send(proposer, words["propose"])
+        send(voter, words["vote"], last("proposal_circulated", voter))
+        send(voter, words["appeal"], last("reply", voter))
+        send(king, words["yes"], last("ruling_prompt", king))
+        for who in (king, proposer):
+            send(who, words["agree"])
         return list(game.sent)
     finally:
         game.close()

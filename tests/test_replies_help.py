@@ -59,7 +59,7 @@ def test_a_vote_in_plain_words_is_done_only_on_a_bare_yes(referee: Referee) -> N
     text = flat(question)
     assert "> I vote yes on 301 Not done yet. This reads as VOTE 301 YES." in text
     assert "I found no command" not in text
-    assert ".confirm." in str(question["Message-ID"])
+    assert ".confirm-" in str(question["Message-ID"])
     assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
 
     # A bare yes from someone else, or to another mail, confirms nothing.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from referee.core import mechanics, notices, outcomes, params, view
+from referee.core import mechanics, notices, outcomes, params, rulings, view
 from referee.core.changes import (
     ScoreCause,
     ScoreChange,
@@ -29,6 +29,7 @@ from referee.core.model import (
     Appeal,
     AppealKind,
     AppealStatus,
+    Decided,
     GameState,
     Phase,
     Verdict,
@@ -55,7 +56,7 @@ def open_appeal(step: Step, cmd: OpenAppeal) -> outcomes.Accepted:
     question = cmd.question.strip()
     if not question:
         raise Refusal(outcomes.EmptyText())
-    appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question)
+    appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question, about=cmd.about)
     judge = step.state.judge_of(appeal)
     return outcomes.AppealOpened(id=appeal.id, judge=step.name_of(judge))
 
@@ -75,8 +76,10 @@ def file_appeal(
     appellant: str,
     question: str,
     accused: str | None = None,
+    about: Decided | None = None,
 ) -> Appeal:
-    """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed."""
+    """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed;
+    an appeal about a decision of the referee's puts its facts and a draft to the judge."""
     appeal = Appeal(
         id=f"A{len(step.state.appeals) + 1}",
         kind=kind,
@@ -85,6 +88,8 @@ def file_appeal(
         opened_at=step.now,
         accused=accused,
     )
+    if about is not None:
+        appeal = rulings.file_about(appeal, about)
     step.state = step.state.with_appeal(appeal)
     step.notify(
         EVERYONE,
@@ -93,6 +98,8 @@ def file_appeal(
     )
     if step.state.judge_of(appeal) is None:
         prompt_champion(step, appeal)
+    else:
+        rulings.prompt_judge(step, appeal)
     return appeal
 
 
@@ -128,6 +135,7 @@ def name_champion(step: Step, cmd: NameChampion) -> outcomes.Accepted:
         notices.ChampionNamed(view.appeal_data(step.state, named)),
         thread=Thread.appeal(appeal.id),
     )
+    rulings.prompt_judge(step, named)
     return outcomes.ChampionNamed(id=appeal.id, champion=champion.name)
 
 
@@ -201,6 +209,7 @@ def weigh(step: Step, appeal_id: str) -> None:
 
 
 def carry_out(step: Step, appeal: Appeal) -> None:
+    rulings.mark_due(step, appeal)  # 212, 108: a correction, carried out by `machine.command`
     ending = mechanics.runs(step.state, mechanics.Mechanic.IMPOSSIBLE)
     if appeal.impossible is not None and ending:  # 215: the first unable to move wins
         finish(step, appeal.impossible, "impossible")
@@ -258,6 +267,8 @@ def make_king(step: Step, email: str, rule: str) -> None:
     for appeal in step.state.open_appeals:  # 212: the new King judges, or names a Champion
         if step.state.judge_of(appeal) is None:
             prompt_champion(step, appeal)
+        elif appeal.champion is None and appeal.ruling is None:
+            rulings.prompt_judge(step, appeal)  # the facts and the draft, to the new judge
     if step.state.tie:  # 209: the new King decides between the players level
         prompt_tie(step)
     elif step.state.phase is Phase.AWARD:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from referee.core.model import DebateDelivery, ProposalKind
+from referee.core.model import DebateDelivery, Decided, ProposalKind
 from referee.core.notices import Notice as Notice  # re-exported: effects live here
 from referee.core.notices import NoticeKind as NoticeKind
 from referee.core.outcomes import Done as Done
@@ -65,10 +65,12 @@ class Vote:
 
 @dataclass(frozen=True)
 class OpenAppeal:
-    """APPEAL: a question for the King (212)."""
+    """APPEAL: a question for the King (212); `about`: the decision of the referee's answer
+    the APPEAL was written in reply to (the mail layer's facts of it)."""
 
     sender: str
     question: str
+    about: Decided | None = None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
+from referee.core import (
+    changes,
+    labels,
+    mechanics,
+    notices,
+    outcomes,
+    params,
+    procedure,
+    rulings,
+    view,
+)
 from referee.core.adoption import check_sets, check_state_limits, find_rule
 from referee.core.appeals import (
     accuse,
@@ -86,6 +96,7 @@ def command(step: Step, cmd: Command | Enrol) -> None:
     try:
         gate(step, cmd)
         done = handler(step, cmd)
+        rulings.carry_out_due(step, command)  # 212, 108: a settled correction, if still open
     except Refusal as refusal:  # a refused command changes nothing and says only why
         step.state = before
         step.effects = [Outcome(refusal.payload)]

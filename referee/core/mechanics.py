@@ -32,6 +32,7 @@ class Mechanic(enum.StrEnum):
     NUMBERING = "numbering"  # 109: proposals numbered from 301, rules renumbered
     TRANSMUTATION = "transmutation"  # 110: unanimity to make an immutable rule mutable
     PRIORITY = "priority"  # 111: an immutable rule beats a mutable one
+    RETROACTION = "retroaction"  # 108: no change applies retroactively
     DEBATE = "debate"  # 112: the week of debate, revision by the proposer
     POINTS = "points"  # 113: the game is won by earning points
     LEAVING = "leaving"  # 114: a player may always leave
@@ -69,6 +70,7 @@ SPECS: tuple[MechanicSpec, ...] = (
     MechanicSpec(M.NUMBERING, 109, 109, True),
     MechanicSpec(M.TRANSMUTATION, 110, 110, True),
     MechanicSpec(M.PRIORITY, 111, 111, True),
+    MechanicSpec(M.RETROACTION, 108, 108, True),
     MechanicSpec(M.DEBATE, 112, 112, True, ("debate_days_min",)),
     MechanicSpec(M.POINTS, 113, 113, True),
     MechanicSpec(M.LEAVING, 114, 114, True),

@@ -212,6 +212,24 @@ class Proposal:
 
 
 @dataclass(frozen=True)
+class Decided:
+    """The referee's decision an appeal written in reply to its answer is about (212, 108).
+
+    The facts the mail layer kept of the answered mail: its sender, subject and delivery time,
+    the line, the outcome's code and whether it was accepted, and the command read from the
+    line (as event data in JSON; "" when no command was read).
+    """
+
+    sender: str
+    at: datetime  # when the mail was delivered: the time the referee applied it at
+    line: str
+    code: str
+    ok: bool
+    command: str = ""
+    subject: str = ""
+
+
+@dataclass(frozen=True)
 class Appeal:
     """An appeal to the King (212) or an accusation of the King (213), numbered A1, A2, ..."""
 
@@ -229,11 +247,16 @@ class Appeal:
     disagree: tuple[str, ...] = ()
     status: AppealStatus = AppealStatus.OPEN
     accused: str | None = None
+    about: Decided | None = None  # the referee's decision it is about (an APPEAL by reply)
+    draft: Verdict | None = None  # the referee's draft: UPHELD corrects it, DISMISSED keeps it
+    applied: str = ""  # once settled: how the correction was carried out (see `rulings`)
 
     @property
     def parties(self) -> tuple[str, ...]:
-        """Who appealed and, for an accusation, who is accused (212: no one judges himself)."""
-        return tuple(p for p in (self.appellant, self.accused) if p)
+        """Who appealed, who is accused (213), and whose mail the decision appealed was about:
+        212, no one judges himself."""
+        about = self.about.sender if self.about is not None else None
+        return tuple(p for p in (self.appellant, self.accused, about) if p)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ class NoticeKind(enum.StrEnum):
     RULING_PUBLISHED = "ruling_published"
     RULING_FAILED = "ruling_failed"
     APPEAL_SETTLED = "appeal_settled"
+    RULING_PROMPT = "ruling_prompt"  # 212: the facts of a decision and the referee's draft
+    RULING_APPLIED = "ruling_applied"  # 212, 108: a settled correction, carried out or not
     KING_DEPOSED = "king_deposed"  # 213
     CROWN_PROMPT = "crown_prompt"  # 213
     KING_CROWNED = "king_crowned"  # 214
@@ -257,6 +259,27 @@ class RulingFailed(NoticePayload):
 
 
 @dataclass(frozen=True)
+class RulingPrompt(NoticePayload):
+    """212: to the judge of an appeal about a decision of the referee's: the facts, the draft."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.RULING_PROMPT
+    appeal: View
+    decision: View
+
+
+@dataclass(frozen=True)
+class RulingApplied(NoticePayload):
+    """212, 108: a settled ruling corrected a refusal: carried out now, or too late for it."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.RULING_APPLIED
+    appeal: View
+    decision: View
+    applied: bool
+    code: str  # the outcome of deciding the command again now
+    data: View
+
+
+@dataclass(frozen=True)
 class AppealSettled(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.APPEAL_SETTLED
     appeal: View
@@ -419,6 +442,8 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     RulingPublished,
     RulingFailed,
     AppealSettled,
+    RulingPrompt,
+    RulingApplied,
     KingDeposed,
     CrownPrompt,
     KingCrowned,

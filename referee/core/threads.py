@@ -4,7 +4,9 @@ A proposal's circulation, reminders, result and debate share the thread `proposa
 King's prompts have their own: `award-301` (202), `parameters-202-305` (111, 211), `appeal-A1`
 (212, 213), `tie` (209); debate said outside any proposal goes to `table` (112); the records of
 rule 205 (the opening ruleset, every ruleset and scores mail) share one thread per game,
-`ruleset`. The mail layer writes a thread into Message-IDs and reads it back from a reply's
+`ruleset`; the referee's answer to a mail is `answer-<token>` (`confirm-<token>` when it asks
+for a bare yes), so that an APPEAL in reply names the decision (212). The mail layer writes a
+thread into Message-IDs and reads it back from a reply's
 In-Reply-To or References; both go through `Thread.name` and `Thread.parse`.
 """
 
@@ -28,6 +30,7 @@ class ThreadKind(enum.StrEnum):
     RULESET = "ruleset"  # 205: the ruleset and the scores, one thread per game
     JOIN = "join"  # the King answers request N to join
     VERIFY = "verify"  # an address confirms a request to join or to move (the mail layer)
+    ANSWER = "answer"  # the referee's answer to a player's mail: an APPEAL in reply is about it
 
 
 _PROMPTS = (
@@ -38,7 +41,7 @@ _PROMPTS = (
     ThreadKind.JOIN,
 )
 _NAME = re.compile(
-    r"(proposal|award|parameters|appeal|join|verify)-([a-z0-9]+(?:-[a-z0-9]+)?)"
+    r"(proposal|award|parameters|appeal|join|verify|answer|confirm)-([a-z0-9]+(?:-[a-z0-9]+)?)"
     r"|(tie|table|confirm|ruleset)"
 )
 
@@ -83,8 +86,12 @@ class Thread:
         return cls(ThreadKind.TABLE)
 
     @classmethod
-    def confirm(cls) -> Thread:
-        return cls(ThreadKind.CONFIRM)
+    def confirm(cls, token: str = "") -> Thread:
+        return cls(ThreadKind.CONFIRM, token.lower())
+
+    @classmethod
+    def answer(cls, token: str) -> Thread:
+        return cls(ThreadKind.ANSWER, token.lower())
 
     @classmethod
     def ruleset(cls) -> Thread:

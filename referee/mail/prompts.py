@@ -1,8 +1,9 @@
 """The King's short replies to the referee's prompts, matched by In-Reply-To/References.
 
-Serves rules 202 (award), 209 (tie), 212 and 213 (Champion, successor) and the parameter
-prompt. Every prompt is threaded under a root Message-ID naming what it asks
-(`<game.award-301@domain>`), and its own Message-ID names the thread too
+Serves rules 202 (award), 209 (tie), 212 and 213 (Champion, successor, the judge's yes to
+the referee's draft ruling) and the parameter prompt. Every prompt is threaded under a root
+Message-ID naming what it asks (`<game.award-301@domain>`), and its own Message-ID names the
+thread too
 (`<game.award-301.<digest>@domain>`), so In-Reply-To alone leads back to the question. A reply
 in that thread with no command in it, just "7", "Bob Rossi" or "yes", is read as the answer
 the prompt asked for. A reply that holds a command is obeyed as written.
@@ -19,6 +20,7 @@ from referee.core.events import (
     Command,
     Confirm,
     Crown,
+    GiveRuling,
     NameChampion,
     NameWinner,
 )
@@ -69,6 +71,11 @@ def infer(state: GameState, sender: str, thread: Thread, text: str) -> Command |
         if rule is not None and fold(answer.split()[0]) in YES:
             return Confirm(sender, rule.number)
         return None
+    if thread.kind is ThreadKind.APPEAL:  # 212: the judge approves the referee's draft
+        appeal = state.appeal(thread.key)
+        word = fold(answer.split()[0]).strip(".!,")
+        if appeal is not None and appeal.draft is not None and word in YES:
+            return GiveRuling(sender, appeal.id, "", appeal.draft.value)
     if find_player(state, answer) is None:
         return None
     if thread.kind is ThreadKind.TIE:
@@ -113,6 +120,10 @@ def spell(command: Command, language: str) -> str:
         return f"{word('champion')} {command.appeal} {command.who}"
     if isinstance(command, NameWinner):
         return f"{word('winner')} {command.who}"
+    if isinstance(command, GiveRuling):
+        verdicts = {"upheld": "ACCOLTA", "dismissed": "RESPINTA"} if italian else {}
+        verdict = verdicts.get(command.verdict or "", (command.verdict or "").upper())
+        return f"{word('ruling')} {command.appeal} {verdict}".rstrip()
     if isinstance(command, Admit):
         yes, no = ("SÌ", "NO") if italian else ("YES", "NO")
         return f"{word('admit')} {command.request} {yes if command.yes else no}"

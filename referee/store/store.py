@@ -621,6 +621,11 @@ _CLOSE_CONFIRM = (
     .values(status="confirmed")
 )
 _INSERT_CONFIRM = insert(_CONFIRM_T)
+_ANSWER_BY_TOKEN = columns(_CONFIRM.address, _CONFIRM.name).where(
+    _CONFIRM.game_id == bindparam("g"),
+    _CONFIRM.token == bindparam("t"),
+    _CONFIRM.kind == "answer",
+)
 CONFIRM_DAYS = 7  # a request not confirmed within a week lapses
 
 # Built once with bound parameters, so SQLAlchemy compiles each statement a single time.
@@ -837,6 +842,19 @@ class UnitOfWork:
     def confirmed(self, token: str) -> None:
         self._run(_CLOSE_CONFIRM, {"g": self.game_id, "t": token})
 
+    def keep_answer(self, token: str, sender: str, facts: str, at: datetime) -> None:
+        """The decisions of the referee's answer to a mail, under the token its Message-ID
+        names: an APPEAL in reply to that answer is about them (212). The confirmations'
+        table holds them (kind `answer`), never pending: nothing waits for them."""
+        row = {"game_id": self.game_id, "token": token, "kind": "answer", "address": sender}
+        row |= {"name": facts, "old": "", "created_at": at, "day": at.date().isoformat()}
+        self._run(_INSERT_CONFIRM, {**row, "status": "answer"})
+
+    def answer(self, token: str) -> tuple[str, str] | None:
+        """(who was answered, the decisions as JSON) of the answer named by `token`."""
+        row = self._run(_ANSWER_BY_TOKEN, {"g": self.game_id, "t": token}).first()
+        return (str(row[0]), str(row[1])) if row is not None else None
+
     def first_note_today(self, address: str, day: str, cap: int | None = None) -> bool:
         """True once per address and day, and for at most `cap` addresses a day in all."""
         params = {"g": self.game_id, "a": address, "d": day}
@@ -853,7 +871,7 @@ class Pending:
     """A request waiting for its address's confirmation (see `ConfirmationRow`)."""
 
     token: str
-    kind: str  # join | address
+    kind: str  # join | address | answer (the decisions of an answer, see `keep_answer`)
     address: str
     name: str
     old: str
