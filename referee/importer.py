@@ -506,11 +506,16 @@ _RULE_WORDS = (
 _LABEL_TEXT = r"-?(?:\d[0-9A-Za-z]*|[A-Za-z]{1,3}\d[0-9A-Za-z]*)(?:\.\d+)*|[IVXLCDM]+"
 # "(Immutable)", "[mutable]", "(immutabile)" beside a rule's number: what a careful person
 # retyping the ruleset marks the rule as.
-_IMMUTABLE_WORDS = ("immutable", "immutabile", "immuable", "unveränderlich", "inmutable", "imutável")
-_MUTABLE_WORDS = ("mutable", "mutabile", "muable", "veränderlich", "mutável")
-_MUTABILITY = (
-    r"[(\[]\s*(?P<mut>" + "|".join((*_IMMUTABLE_WORDS, *_MUTABLE_WORDS)) + r")\s*[)\]]"
+_IMMUTABLE_WORDS = (
+    "immutable",
+    "immutabile",
+    "immuable",
+    "unveränderlich",
+    "inmutable",
+    "imutável",
 )
+_MUTABLE_WORDS = ("mutable", "mutabile", "muable", "veränderlich", "mutável")
+_MUTABILITY = r"[(\[]\s*(?P<mut>" + "|".join((*_IMMUTABLE_WORDS, *_MUTABLE_WORDS)) + r")\s*[)\]]"
 _POWER = r"\(\s*(?:power|potere|pouvoir|macht|poder)\s*=\s*(?P<power>-?\d+(?:\.\d+)?)\s*\)"
 _WORD_HEADER = re.compile(
     r"^(?P<word>[^\W\d_]+)\s+(?P<label>" + _LABEL_TEXT + r")(?:/(?P<rev>\d+))?"
@@ -913,12 +918,18 @@ def read_document(text: str) -> Document:
 # The commonest short words of each language the referee speaks: words of one, rare in the other.
 _STOPWORDS = {
     "it": frozenset(
-        "il lo la le gli di che è e per una un del della delle dei degli non con sono nel nella "
-        "alla al ai ogni chi si ha dal dalla più può deve essere quando come".split()
+        re.findall(
+            r"\S+",
+            "il lo la le gli di che è e per una un del della delle dei degli non con sono nel "
+            "nella alla al ai ogni chi si ha dal dalla più può deve essere quando come",
+        )
     ),
     "en": frozenset(
-        "the of and to is in that be by or for each any must may which with are not it an "
-        "as has who when can this shall than".split()
+        re.findall(
+            r"\S+",
+            "the of and to is in that be by or for each any must may which with are not it an "
+            "as has who when can this shall than",
+        )
     ),
 }
 _MIN_WORDS = 12  # fewer words of either language than this: say nothing
@@ -926,7 +937,7 @@ _SHARE = 0.08  # and they are at least this share of all words (a quarter, in pl
 
 
 def detect_language(text: str) -> str:
-    """"it" or "en" when the document is plainly written in it (its commonest short words are
+    """ "it" or "en" when the document is plainly written in it (its commonest short words are
     that language's, a good share of all its words and several times the other's), else ""
     (another language, or too little text to tell)."""
     words = Counter(re.findall(r"[^\W\d_]+", text.casefold()))
