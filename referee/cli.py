@@ -249,6 +249,7 @@ def init(
     ] = False,
 ) -> None:
     """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
+    from referee.config import ruleset_language
     from referee.starter import example_addresses, initialise, starter_config
 
     if write_config:
@@ -268,6 +269,15 @@ def init(
         done = initialise(settings, datetime.now(UTC))
         for warning in example_addresses(settings):
             typer.echo(f"nomic-referee: warning: {config}: {warning}", err=True)
+        written = ruleset_language(settings.game.ruleset, settings.folder)
+        if written and written != settings.game.language:
+            typer.echo(
+                f"nomic-referee: warning: {config}: the ruleset is written in {written!r} but "
+                f"[game] language = {settings.game.language!r}: mail and site speak "
+                f"{settings.game.language!r}; set language = {written!r} (or leave it out) "
+                "to speak the ruleset's",
+                err=True,
+            )
         typer.echo(
             f"initialised {settings.game.name!r}: {done.players} players, "
             f"{done.rules} rules, first turn: {done.first_turn}"
@@ -976,7 +986,9 @@ def import_document(
         list[str] | None,
         typer.Option("--dismiss", help="a parameter whose value stated in a rule is set aside"),
     ] = None,
-    language: Annotated[str, typer.Option(help="the document's language (it, en, ...)")] = "",
+    language: Annotated[
+        str, typer.Option(help="the document's language (it, en, ...); default: detected")
+    ] = "",
     strict: Annotated[
         bool, typer.Option("--strict", help="exit non-zero when the result looks wrong")
     ] = False,
@@ -1010,8 +1022,9 @@ def import_document(
     if immutable_power is not None:
         marked += importer.immutable_by_power(doc, immutable_power)
     stated = findings.candidates(doc)
+    chosen = language.strip() or importer.detect_language(text)
     options = importer.Options(
-        language,
+        chosen,
         tuple(dict.fromkeys(marked)),
         tuple(pairs),
         tuple((c.parameter, c.value, c.rule, c.sentence) for c in stated),
@@ -1026,6 +1039,7 @@ def import_document(
         fail(str(exc))
     lines = importer.summary(doc)
     typer.echo("\n".join(lines))
+    typer.echo(importer.language_line(chosen, given=bool(language.strip())))
     handled = {name for name, _ in pairs} | set(dismiss or ())
     waiting = [c for c in stated if c.parameter not in handled]
     if stated:

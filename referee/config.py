@@ -329,6 +329,32 @@ def _name(value: str, where: str) -> str:
     return value
 
 
+def ruleset_language(spec: str, folder: Path) -> str:
+    """The language a ruleset says it is written in ("it", "en"; "" when it does not say):
+    `language` in an imported folder's ruleset.toml or an archive's archive.toml, or, for a
+    document named directly, the language its words are plainly in. A game whose config
+    does not set [game] language speaks its ruleset's."""
+    if spec == "builtin":
+        return ""
+    path = Path(spec) if Path(spec).is_absolute() else folder / spec
+    try:
+        if path.is_dir():
+            index = path / "ruleset.toml"
+            if not index.is_file():
+                index = path.parent / "archive.toml"
+            data = tomllib.loads(index.read_text(encoding="utf-8")) if index.is_file() else {}
+            found = data.get("language", "")
+        elif path.is_file():
+            from referee.importer import detect_language
+
+            found = detect_language(path.read_text(encoding="utf-8"))
+        else:
+            return ""
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ""  # the ruleset's own loader says what is wrong with it
+    return found if found in ("it", "en") else ""
+
+
 def _game(data: dict[str, Any], folder: Path) -> GameConfig:
     keys = {
         "name",
@@ -346,7 +372,8 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
     if "game" not in data:
         raise ConfigError("[game] is required")
     t = _table(data, "game", keys, "game")
-    language = _str(t, "language", "game", "it")
+    ruleset = _str(t, "ruleset", "game", "builtin")
+    language = _str(t, "language", "game", ruleset_language(ruleset, folder) or "it")
     if language not in ("it", "en"):
         raise ConfigError("[game] language must be 'it' or 'en'")
     timezone = _str(t, "timezone", "game", "Europe/Rome")
@@ -367,7 +394,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         name=_name(_str(t, "name", "game"), "[game] name"),
         address=_email(_str(t, "address", "game"), "[game] address"),
         language=language,
-        ruleset=_str(t, "ruleset", "game", "builtin"),
+        ruleset=ruleset,
         timezone=timezone,
         start=start,
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),

@@ -88,7 +88,8 @@ def export(folder: Path, form: str | None = None) -> str:
     blocks: list[str] = []
     title = str(meta.get("title", "") or "")
     if title:
-        blocks.append(title if not markdown or title.startswith("#") else "# " + title)
+        setext = "\n" in title  # a title underlined with "===" is a Markdown heading already
+        blocks.append(title if not markdown or title.startswith("#") or setext else "# " + title)
     if meta.get("preamble"):
         blocks.append(str(meta["preamble"]))
 

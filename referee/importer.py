@@ -65,6 +65,7 @@ class Section:
     revision: str = ""  # "3" in `Rule 2327/3`
     power: str = ""  # "1" in `(Power=1)`
     history: str = ""  # the rule's History / Annotations blocks, as written
+    mutability: str = ""  # "immutable" or "mutable" when the header says (`Rule 101 (Immutable)`)
 
 
 Part = Heading | Section
@@ -503,11 +504,28 @@ _RULE_WORDS = (
     "pravidlo",
 )
 _LABEL_TEXT = r"-?(?:\d[0-9A-Za-z]*|[A-Za-z]{1,3}\d[0-9A-Za-z]*)(?:\.\d+)*|[IVXLCDM]+"
+# "(Immutable)", "[mutable]", "(immutabile)" beside a rule's number: what a careful person
+# retyping the ruleset marks the rule as.
+_IMMUTABLE_WORDS = (
+    "immutable",
+    "immutabile",
+    "immuable",
+    "unveränderlich",
+    "inmutable",
+    "imutável",
+)
+_MUTABLE_WORDS = ("mutable", "mutabile", "muable", "veränderlich", "mutável")
+_MUTABILITY = r"[(\[]\s*(?P<mut>" + "|".join((*_IMMUTABLE_WORDS, *_MUTABLE_WORDS)) + r")\s*[)\]]"
+_POWER = r"\(\s*(?:power|potere|pouvoir|macht|poder)\s*=\s*(?P<power>-?\d+(?:\.\d+)?)\s*\)"
 _WORD_HEADER = re.compile(
     r"^(?P<word>[^\W\d_]+)\s+(?P<label>" + _LABEL_TEXT + r")(?:/(?P<rev>\d+))?"
-    r"\s*(?:\(\s*(?:power|potere|pouvoir|macht|poder)\s*=\s*(?P<power>-?\d+(?:\.\d+)?)\s*\))?"
+    r"\s*(?:" + _POWER + r")?\s*(?:" + _MUTABILITY + r")?"
     r"\s*(?:(?P<sep>[:.—–-])\s*(?P<rest>.*)|(?P<bare>))$",
     re.I,
+)
+# A Markdown heading that is a rule's number and title: `## 101. Title`, `### 101) Title`.
+_NUMBERED_HEADING = re.compile(
+    r"^(?P<label>" + _LABEL_TEXT + r")(?P<end>[.):])(?:\s+(?P<title>.*))?$|^(?P<alone>\d+)$"
 )
 _BOLD_HEADER = re.compile(
     r"^(?P<open>\*\*|__)(?P<label>" + _LABEL_TEXT + r")(?P<end>[.):]?)(?P=open)"
@@ -536,6 +554,7 @@ class _Header:
     rest: str  # text on the header line that is the rule's first line, if any
     level: int  # the Markdown heading level, 0 when not a heading
     indent: int
+    mutability: str = ""  # "immutable" / "mutable" when the header says so
 
 
 def _strip_emphasis(text: str) -> str:
@@ -552,6 +571,13 @@ def _header(line: str, index: int) -> _Header | None:
     atx = _ATX.match(line)
     if atx is not None:
         body, level = atx.group("text").strip(), len(atx.group("hashes"))
+        numbered = _NUMBERED_HEADING.match(_strip_emphasis(body))
+        if numbered is not None:
+            label = numbered.group("label") or numbered.group("alone")
+            if not _real_label(label):
+                return None
+            title = (numbered.group("title") or "").strip()
+            return _Header(index, "heading", label, "", "", title, "", level, indent)
     if _BULLET_LINE.match(body) and not body.startswith(("**", "__")):
         return None
     bold = _BOLD_HEADER.match(body)
@@ -580,6 +606,7 @@ def _header(line: str, index: int) -> _Header | None:
         title, rest = rest, ""
     elif found.group("sep") == "-" and not rest:
         return None
+    mut = (found.group("mut") or "").casefold()
     return _Header(
         index,
         "word",
@@ -590,6 +617,7 @@ def _header(line: str, index: int) -> _Header | None:
         rest,
         level,
         indent,
+        "immutable" if mut in _IMMUTABLE_WORDS else "mutable" if mut else "",
     )
 
 
@@ -610,6 +638,10 @@ def _headers(lines: Sequence[str]) -> list[_Header]:
     chosen = [h for h in found if h.kind == kind]
     levels = Counter(h.level for h in chosen)
     level = max(levels, key=lambda k: levels[k])
+    if kind == "heading":  # `## 1. Games` over `### 101. Title`: a section, not a rule
+        chosen = [h for h in chosen if h.level == level]
+        if _chapters(lines, chosen):
+            return []
     chosen = [h for h in chosen if h.level == level or (level and h.level and h.level <= level)]
     out = []
     for position, head in enumerate(chosen):
@@ -620,6 +652,20 @@ def _headers(lines: Sequence[str]) -> list[_Header]:
             continue  # a table of contents
         out.append(head)
     return out
+
+
+def _chapters(lines: Sequence[str], heads: Sequence[_Header]) -> bool:
+    """Numbered Markdown headings are chapters, not rules, when most of them open on a
+    numbered clause (`## 1. Membership` then `1. Anyone may join.`, `1.1 ...`): the clauses
+    are the rules. A rule whose text has a list opens on its prose."""
+    chapters = 0
+    for position, head in enumerate(heads):
+        end = heads[position + 1].index if position + 1 < len(heads) else len(lines)
+        first = next((x for x in lines[head.index + 1 : end] if x.strip()), "")
+        found = _MARKER.match(first)
+        if found is not None and not found.group("bullet"):
+            chapters += 1
+    return chapters * 2 > len(heads)
 
 
 def _plain_heading(line: str) -> bool:
@@ -811,6 +857,7 @@ class _HeaderReader:
             title=title,
             revision=head.revision,
             power=head.power,
+            mutability=head.mutability,
         )
         block = _Block(section, [head.rest] if head.rest else [], head, marker)
         self.blocks.append(block)
@@ -864,6 +911,43 @@ def read_document(text: str) -> Document:
         reader = _Reader(lines, numbered=False)  # no numbers at all: one rule per paragraph
         reader.read()
     return reader.document()
+
+
+# --- the document's language ---------------------------------------------------------------
+
+# The commonest short words of each language the referee speaks: words of one, rare in the other.
+_STOPWORDS = {
+    "it": frozenset(
+        re.findall(
+            r"\S+",
+            "il lo la le gli di che è e per una un del della delle dei degli non con sono nel "
+            "nella alla al ai ogni chi si ha dal dalla più può deve essere quando come",
+        )
+    ),
+    "en": frozenset(
+        re.findall(
+            r"\S+",
+            "the of and to is in that be by or for each any must may which with are not it an "
+            "as has who when can this shall than",
+        )
+    ),
+}
+_MIN_WORDS = 12  # fewer words of either language than this: say nothing
+_SHARE = 0.08  # and they are at least this share of all words (a quarter, in plain prose)
+
+
+def detect_language(text: str) -> str:
+    """ "it" or "en" when the document is plainly written in it (its commonest short words are
+    that language's, a good share of all its words and several times the other's), else ""
+    (another language, or too little text to tell)."""
+    words = Counter(re.findall(r"[^\W\d_]+", text.casefold()))
+    counts = {lang: sum(words[w] for w in common) for lang, common in _STOPWORDS.items()}
+    best = max(counts, key=lambda lang: counts[lang])
+    others = max(v for lang, v in counts.items() if lang != best)
+    total = sum(words.values())
+    if counts[best] >= max(_MIN_WORDS, _SHARE * total) and counts[best] >= 3 * others:
+        return best
+    return ""
 
 
 # --- what becomes of each rule in the game --------------------------------------------------
@@ -979,7 +1063,9 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
     """The ruleset folder's files by name: `ruleset.toml` and one `NNN.md` per rule."""
     numbered = game_numbers(doc)
     immutable = list(options.immutable)
-    if not immutable and nomic_style(numbered):
+    said = [s for s in doc.sections if s.mutability]  # `Rule 101 (Immutable)`
+    immutable += [s.path for s in said if s.mutability == "immutable" and s.path not in immutable]
+    if not immutable and not said and nomic_style(numbered):
         immutable = [str(n.number) for n in numbered if n.number < 200]
     name = doc.title.splitlines()[0].strip().strip("#").strip().rstrip(":") if doc.title else ""
     before: dict[int, int] = {}  # heading index -> number of the rule after it
@@ -1118,6 +1204,19 @@ def warnings(doc: Document) -> list[str]:
     return out
 
 
+def language_line(language: str, given: bool) -> str:
+    """What the summary says of the ruleset's language: the game's mail and site speak it
+    unless the config's [game] language says otherwise."""
+    if given:
+        return f"language: {language} (--language)"
+    if language:
+        return f"language: {language}, from the document's words (--language to choose another)"
+    return (
+        "language: not found (neither Italian nor English): the game speaks [game] language; "
+        "--language to record the document's"
+    )
+
+
 def summary(doc: Document) -> list[str]:
     """What the reader found, for the person who will review the folder."""
     numbered = game_numbers(doc)
@@ -1145,7 +1244,7 @@ def summary(doc: Document) -> list[str]:
             f", {key} {getattr(section, key)}"
             for key in ("revision", "power")
             if getattr(section, key)
-        )
+        ) + (f", {section.mutability}" if section.mutability else "")
         lines.append(f"  rule {label}{extra}: {first}  [number {n.number}, path {section.path}]")
     if len(numbered) > SHOWN_RULES:
         last = numbered[-1].section

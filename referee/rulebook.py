@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from referee import importer
+from referee import findings, importer
 from referee.core import labels, params
 from referee.core.mechanics import Mechanic
 from referee.core.model import GameState, HistoryEntry, Rule
@@ -129,6 +129,9 @@ def parse_rule_file(path: Path, mutable_default: bool | None = None) -> Rule:
     unknown = set(meta) - _RULE_KEYS - _DOCUMENT_KEYS
     if unknown:
         raise RulesetError(f"{path.name}: unknown keys {sorted(unknown)}")
+    position = meta.get("position", 0)
+    if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+        raise RulesetError(f"{path.name}: 'position' must be a whole number")
     return Rule(
         identity=number,
         number=number,
@@ -138,6 +141,7 @@ def parse_rule_file(path: Path, mutable_default: bool | None = None) -> Rule:
         parameters=carried,
         label=strings["label"],
         path=strings["path"],
+        position=position,
     )
 
 
@@ -322,26 +326,36 @@ def load_document(path: Path, language: str) -> Ruleset:
     Nomic's own shape (`101. ...`, `201. ...`) keeps its numbers, the 100s immutable (102).
     Any other (a code of `§ 2.2.1.` sections, Roman laws under chapters, unnumbered paragraphs)
     gives every rule its place in the document as its number, from 101 on, and keeps its
-    label and path; all are mutable. To choose immutable rules or parameters, import the
-    document into a folder and edit its ruleset.toml.
+    label, path and place; all are mutable but those whose header says `(Immutable)`. A
+    document whose rules state values for parameters is refused: import it into a folder to
+    carry or dismiss them, or to choose immutable rules.
     """
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise RulesetError(f"{path}: not UTF-8 text ({exc})") from exc
     doc = importer.read_document(text)
+    stated = findings.candidates(doc)
+    if stated:  # never run on a house value the document's own rules contradict (111)
+        said_ = "; ".join(line.strip() for line in findings.describe(stated))
+        raise RulesetError(
+            f"the rules state values for parameters the referee enforces: {said_}. "
+            + document_advice(str(path))
+        )
     numbered = importer.game_numbers(doc)
-    nomic = importer.nomic_style(numbered)
+    said = any(s.mutability for s in doc.sections)  # `Rule 101 (Immutable)`: the header decides
+    nomic = importer.nomic_style(numbered) and not said
     rules = tuple(
         Rule(
             identity=n.number,
             number=n.number,
-            mutable=not (nomic and n.number < 200),
+            mutable=n.section.mutability != "immutable" and not (nomic and n.number < 200),
             text=n.section.text,
             label="" if nomic else n.section.label,
             path="" if nomic else n.section.path,
+            position=0 if nomic else position,
         )
-        for n in numbered
+        for position, n in enumerate(numbered, start=1)
     )
     return _checked(Ruleset(path.stem, language, rules, str(path)))
 
@@ -352,7 +366,8 @@ def document_advice(source: str) -> str:
     return (
         f"{source} is a document read as it stands, with no ruleset.toml to edit: import it "
         f"into a folder first (nomic-referee import {source} --out {name}/ --immutable RULE … "
-        f'--carry NAME=RULE …), then set [game] ruleset = "{name}" and run init again'
+        f"--carry NAME=RULE … --dismiss NAME …), then set [game] ruleset = "
+        f'"{name}" and run init again'
     )
 
 

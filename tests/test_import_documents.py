@@ -2,32 +2,27 @@
 102, 109, 110, 115, 210).
 
 Each document is taken in with `nomic-referee import`, checked character by character against
-the folder, written back with `nomic-referee export`, and then played through `replay`: a
+the folder, written back with `nomic-referee export`, and then played through `replay`
+(`tests.imported`): a
 proposal amends, one repeals and one transmutes a rule named by its label, and the players ask
 for rules by label and path.
 """
 
 from __future__ import annotations
 
-import email.utils
-import json
-import mailbox
 import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
-from email.message import EmailMessage
-from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
 
-from examples.make_examples import CONFIG as EXAMPLE_CONFIG
 from referee import importer
 from referee.core import labels
 from referee.core.model import Rule
 from referee.counts import counted
 from tests.helpers import ADA, BOB, CARLA, T0
+from tests.imported import bodies, config, message, replay_game, ruleset_order, turn
 from tests.test_cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,18 +238,6 @@ def test_import_refuses_options_that_name_no_rule_and_a_folder_in_use(tmp_path: 
     assert bad.returncode == 2 and "NAME=RULE" in bad.stderr
 
 
-def config(folder: Path, ruleset: Path, parameters: str = "") -> Path:
-    text = EXAMPLE_CONFIG.format(name="Club", language="en").replace(
-        'timezone = "Europe/Rome"', f'timezone = "Europe/Rome"\nruleset = "{ruleset}"'
-    )
-    text += '\n[database]\nurl = "sqlite:///club.db"\n'
-    if parameters:
-        text += f"\n[parameters]\n{parameters}\n"
-    path = folder / "game.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
 def test_init_refuses_a_ruleset_that_could_not_move_and_says_the_fix(tmp_path: Path) -> None:
     folder = tmp_path / "laws"
     assert cli("import", finnish_laws(), "--out", folder).returncode == 0
@@ -283,43 +266,6 @@ def test_init_refuses_a_ruleset_that_could_not_move_and_says_the_fix(tmp_path: P
     assert "58 rules" in fixed.stdout
 
 
-def message(sender: str, body: str, at_hours: float, subject: str = "move") -> EmailMessage:
-    mail = EmailMessage()
-    mail["From"] = sender
-    mail["To"] = "referee@nomic.example"
-    mail["Subject"] = subject
-    mail["Date"] = format_datetime(T0 + timedelta(hours=at_hours))
-    mail["Message-ID"] = f"<import-{at_hours}-{sender}@example.org>"
-    mail.set_content(body)
-    return mail
-
-
-def turn(proposer: str, command: str, number: int, day: int) -> list[EmailMessage]:
-    """A proposal, everyone's YES, and the King's points when the vote has closed."""
-    hours = day * 24
-    return [
-        message(proposer, command, hours + 1),
-        message(ADA, f"VOTE {number} YES", hours + 2),
-        message(BOB, f"VOTE {number} YES", hours + 3),
-        message(CARLA, f"VOTE {number} YES", hours + 4),
-        message(ADA, "AWARD 5", hours + 7 * 24 + 3),
-    ]
-
-
-def bodies(mbox: Path, thread: str = "") -> list[tuple[str, str]]:
-    """(subject, plain text) of every mail the referee sent (in `thread` only: the mail whose
-    References name it, as the ruleset mail's thread `.ruleset@`)."""
-    out = []
-    for item in mailbox.mbox(str(mbox)):
-        if thread not in str(item["References"] or ""):
-            continue
-        part = next(p for p in item.walk() if p.get_content_type() == "text/plain")
-        payload = part.get_payload(decode=True)
-        assert isinstance(payload, bytes)
-        out.append((str(item["Subject"]), payload.decode(part.get_content_charset() or "utf-8")))
-    return out
-
-
 def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_path: Path) -> None:
     folder = tmp_path / "rules"
     assert cli("import", case.path, "--out", folder, *case.flags).returncode == 0
@@ -332,19 +278,7 @@ def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_
         message(CARLA, f"HISTORY {case.amend}", 25 * 24),
         message(BOB, f"RULE {case.ambiguous or case.ask}", 25 * 24 + 1),
     ]
-    mbox_path = tmp_path / "game.mbox"
-    box = mailbox.mbox(str(mbox_path))
-    for item in script:
-        entry = mailbox.mboxMessage(item.as_bytes())
-        entry.set_from(
-            str(item["From"]), email.utils.parsedate_to_datetime(item["Date"]).timetuple()
-        )
-        box.add(entry)
-    box.close()
-    sent = tmp_path / "sent.mbox"
-    done = cli("replay", settings, mbox_path, "--json", "--out", sent)
-    assert done.returncode == 0, done.stderr
-    state = json.loads(done.stdout)
+    state, sent = replay_game(settings, script, tmp_path)
     proposals = {p["number"]: p for p in state["proposals"]}
     assert [proposals[n]["status"] for n in (301, 302, 303)] == ["adopted"] * 3, proposals
     rules = {r["number"]: r for r in state["rules"]}
@@ -364,11 +298,9 @@ def test_a_game_is_played_on_the_imported_rules_by_their_labels(case: Case, tmp_
             assert rules[number]["text"] == rule.text
     mails = bodies(sent)
     # the last ruleset mail keeps changed rules in their places, under their new numbers
-    rulesets = [text for _, text in bodies(sent, ".ruleset@")]  # one thread per game (205)
-    last = rulesets[-1]
-    order = [int(n) for n in re.findall(r"^(?:#+ )?Rule (\d+)\b", last, re.M)]
+    last = [text for _, text in bodies(sent, ".ruleset@")][-1]  # one thread per game (205)
     now = {amended.number: 301, transmuted.number: 303}
-    assert order == [now.get(n, n) for n in sorted(before) if n != repealed.number]
+    assert ruleset_order(sent) == [now.get(n, n) for n in sorted(before) if n != repealed.number]
     shown = labels.display(amended, tuple(before.values()))  # the label, or the path if it repeats
     if shown:
         assert f"Rule 301 ({shown})" in last

@@ -4,15 +4,13 @@
 Each document in tests/data/rulesets (see SOURCES.md there) is imported with `nomic-referee
 import`: the rule count is exact, every rule's text is whole and separate, the labels are the
 document's, export gives the document back in its own order and a second import the same
-folder; then a game started on it amends a rule named by its own label through `replay`.
+folder; then a game started on it amends a rule named by its own label through `replay`
+(`tests.imported`), speaking the ruleset's language and listing its rules in its order.
 A generated ruleset of several hundred rules checks the same at scale.
 """
 
 from __future__ import annotations
 
-import email.utils
-import json
-import mailbox
 import random
 import re
 import textwrap
@@ -21,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from referee import importer, rulebook
+from referee import exporter, importer, rulebook
 from referee.core import labels, numbering
 from referee.counts import counted
 from tests.helpers import BOB, CARLA
+from tests.imported import bodies, config, message, replay_game, ruleset_order, turn
 from tests.test_cli import cli
-from tests.test_import_documents import bodies, config, message, turn
 
 DATA = Path(__file__).resolve().parent / "data" / "rulesets"
 
@@ -40,6 +38,8 @@ class Shape:
     amend: str  # the label of the rule the game amends
     ends: dict[str, tuple[str, str]]  # label: how its text starts and ends
     parameters: str = ""
+    immutable: tuple[str, ...] | None = None  # the immutable rules' labels, when checked
+    language: str = "en"  # the language the import finds; the game speaks it
 
 
 SHAPES = [
@@ -211,6 +211,44 @@ SHAPES = [
 ]
 
 
+SHAPES += [
+    Shape(
+        "immutable-in-the-header",
+        "lighthouse-rules.txt",
+        ("101", "102", "103", "201", "202", "204", "203"),
+        ("--carry", "winning_score=204", "--dismiss", "majority_after_rounds"),
+        "202",
+        {
+            "103": ("Every keeper votes on each proposed rule change.", "two keepers voted."),
+            "203": ("No rule may take effect", "in which it is adopted has ended."),
+        },
+        immutable=("101", "102", "103"),
+    ),
+    Shape(
+        "numbered-markdown-headings",
+        "orchard-nomic.md",
+        ("101", "102", "110", "201", "150", "202"),
+        ("--carry", "winning_score=202"),
+        "201",
+        {
+            "102": ("A player changes the rules by proposal.", "by the number in its heading."),
+            "202": ("The first player to reach 100 points", "a basket of\napples."),
+        },
+        immutable=("101", "102", "110", "150"),
+    ),
+    Shape(
+        "numbered-markdown-subheadings-in-italian",
+        "cava-regole.md",
+        ("101", "102", "201", "203", "202"),
+        ("--immutable-under", "Regole immutabili"),
+        "203",
+        {"102": ("Una modifica delle regole", "2) hanno votato almeno due giocatori.")},
+        immutable=("101", "102"),
+        language="it",
+    ),
+]
+
+
 @pytest.fixture(params=SHAPES, ids=[s.name for s in SHAPES])
 def shape(request: pytest.FixtureRequest) -> Shape:
     found: Shape = request.param
@@ -233,8 +271,12 @@ def test_each_rule_is_read_whole_with_its_own_label(shape: Shape, tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert f"found {counted(len(shape.labels), 'rule')} by" in done.stdout
     assert f"rule {shape.labels[0]}" in done.stdout
+    assert f"language: {shape.language}, from the document's words" in done.stdout
     rules = rulebook.load_folder(folder).rules
     assert sorted(r.label for r in rules) == sorted(shape.labels)
+    assert rulebook.load_folder(folder).language == shape.language
+    if shape.immutable is not None:
+        assert sorted(r.label for r in rules if not r.mutable) == sorted(shape.immutable)
     numbers = {r.label: r.number for r in rules}
     for label, number in numbers.items():  # a whole-number label is the rule's number
         if re.fullmatch(r"\d+", label):
@@ -257,26 +299,15 @@ def test_a_game_amends_a_rule_by_its_own_label(shape: Shape, tmp_path: Path) -> 
     assert cli("import", DATA / shape.file, "--out", folder, *shape.flags).returncode == 0
     before = rulebook.load_folder(folder).rules
     mutable = sum(1 for r in before if r.mutable)
-    settings = config(tmp_path, folder, f"max_mutable_rules = {mutable + 5}")
+    # the config leaves [game] language out: the game speaks its ruleset's
+    settings = config(tmp_path, folder, f"max_mutable_rules = {mutable + 5}", language=None)
     first = numbering.first_proposal_number(before)
     new_text = "Every player may read the ruleset aloud once a week."
     script = [
         *turn(CARLA, f"PROPOSE AMEND {shape.amend}\n{new_text}\nEND", first, 0),
         message(BOB, f"RULE {shape.amend}\nHISTORY {shape.amend}", 8 * 24 + 20),
     ]
-    box_path = tmp_path / "game.mbox"
-    box = mailbox.mbox(str(box_path))
-    for item in script:
-        entry = mailbox.mboxMessage(item.as_bytes())
-        entry.set_from(
-            str(item["From"]), email.utils.parsedate_to_datetime(item["Date"]).timetuple()
-        )
-        box.add(entry)
-    box.close()
-    sent = tmp_path / "sent.mbox"
-    done = cli("replay", settings, box_path, "--json", "--out", sent)
-    assert done.returncode == 0, done.stderr
-    state = json.loads(done.stdout)
+    state, sent = replay_game(settings, script, tmp_path)
     assert {p["number"]: p["status"] for p in state["proposals"]} == {first: "adopted"}
     rules = {r["number"]: r for r in state["rules"]}
     old = labels.resolve(before, shape.amend).rule
@@ -289,6 +320,37 @@ def test_a_game_amends_a_rule_by_its_own_label(shape: Shape, tmp_path: Path) -> 
     )
     answer = next(t for s, t in bodies(sent) if f"> RULE {shape.amend}" in t)
     assert new_text in answer
+    # the ruleset mail lists the rules in the document's order, the amended one in its place
+    numbers = {r.label: r.number for r in before}
+    assert ruleset_order(sent) == [
+        first if label == shape.amend else numbers[label] for label in shape.labels
+    ]
+    word = {"en": "Rule", "it": "Regola"}[shape.language]  # in the ruleset's language
+    assert f"{word} {first}" in [t for _, t in bodies(sent, ".ruleset@")][-1]
+
+
+def _round(text: str, folder: Path, form: str | None) -> str:
+    """import, then export: what `nomic-referee import` and `export` write (tested above)."""
+    importer.write_folder(importer.read_document(text), importer.Options(), "doc", folder)
+    return exporter.export(folder, form)
+
+
+@pytest.mark.parametrize("form", [None, "md", "txt"])
+@pytest.mark.parametrize(
+    "document",
+    sorted(p.name for p in DATA.iterdir() if p.name != "SOURCES.md")
+    + [f"../{p.name}" for p in sorted(DATA.parent.glob("*.*"))],
+)
+def test_export_is_byte_stable_after_the_first(
+    document: str, form: str | None, tmp_path: Path
+) -> None:
+    """import → export → import → export gives the first export back byte for byte, in the
+    document's own form and in each other (an underlined title stays one heading)."""
+    exported = _round((DATA / document).read_text(encoding="utf-8"), tmp_path / "first", form)
+    again = exported
+    for round_ in range(3):
+        again = _round(again, tmp_path / f"round{round_}", form)
+        assert again == exported, round_
 
 
 def test_a_ruleset_of_several_hundred_rules(tmp_path: Path) -> None:
@@ -368,3 +430,15 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
     rules = {r.label: r for r in rulebook.load_folder(carried).rules}
     assert rules["2449"].parameters == (("winning_score", "50"),)
     assert rules["2141"].parameters == (("max_mutable_rules", "60"),)
+
+
+def test_a_document_named_directly_whose_rules_state_values_is_refused_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    """Named directly as [game] ruleset there is nowhere to carry or dismiss a value a rule
+    states, so init refuses rather than run on a house value the rules contradict."""
+    refused = cli("init", config(tmp_path, DATA / "lighthouse-rules.txt", language=None))
+    assert refused.returncode == 2
+    assert "rule 204 says winning_score = 100" in refused.stderr
+    assert "import it into a folder first" in refused.stderr and "--dismiss" in refused.stderr
+    assert "edit its ruleset.toml" not in refused.stderr

@@ -98,9 +98,12 @@ def shown(rule: Rule) -> str:
 
 
 def reading_order(rules: Iterable[Rule]) -> tuple[Rule, ...]:
-    """Rules as a reader expects them: those from a document in the document's order (by
-    path, so an amended rule keeps its place among its siblings under its new number), then
-    the others by number."""
+    """Rules as a reader expects them: those from a document in the document's order (its
+    `position`, else its first number: an amended rule keeps its place among its siblings
+    under its new number), then the others by number."""
     return tuple(
-        sorted(rules, key=lambda r: (0, r.identity, 0) if r.path else (1, r.number, r.identity))
+        sorted(
+            rules,
+            key=lambda r: (0, r.position, r.identity) if r.path else (1, r.number, r.identity),
+        )
     )

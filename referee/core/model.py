@@ -140,6 +140,7 @@ class Rule:
     in_force: bool = True
     label: str = ""  # the label a document gave it ("§ 2.2", "IV"), kept for display and commands
     path: str = ""  # where the document had it ("II/III"): its headings' labels, then its own
+    position: int = 0  # its place in that document (1, 2 …): the order it is read in; 0: none
 
     def parameter(self, name: str) -> str | None:
         for key, value in self.parameters:
