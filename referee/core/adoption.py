@@ -227,13 +227,24 @@ def ask_about_parameters(step: Step, rule: Rule, proposal: Proposal) -> None:
     step.state = replace(
         step.state, parameter_questions=(*step.state.parameter_questions, question)
     )
+    prompt_parameters(step, question)
+
+
+def prompt_parameters(step: Step, question: ParameterQuestion, previous: str = "") -> None:
+    """Ask the King in office about a waiting parameter question; `previous` names the King
+    it was put to, when it passes to a new one with the crown (214)."""
+    rule = step.state.rule_by_identity(question.rule)
+    proposal = step.state.proposal(question.proposal)
+    if rule is None or proposal is None:
+        return
     step.notify(
         step.to_king(),
         notices.ParameterPrompt(
             rule=rule.number,
             rule_was=proposal.target_number,  # the number it had when proposed (109)
             proposal=proposal.number,
-            parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
+            parameters=[{"name": n, "value": rule.parameter(n)} for n in question.names],
+            previous=previous,
         ),
         thread=Thread.parameters(rule.identity, proposal.number),
     )

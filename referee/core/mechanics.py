@@ -21,7 +21,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from referee.core.model import GameState, Rule
+from referee.core import params
+from referee.core.model import Adoption, GameState, Rule
 
 
 class Mechanic(enum.StrEnum):
@@ -136,6 +137,45 @@ def runs(state: GameState, mechanic: Mechanic) -> bool:
     if owner(state, mechanic) is not None or _grantor(state, mechanic) is not None:
         return True
     return is_house(state, mechanic)
+
+
+def carries(state: GameState, mechanic: Mechanic, rule: Rule) -> bool:
+    """Whether `rule` is a declared carrier of `mechanic` (by identity, whatever its number)."""
+    return rule.identity in _declared(state, mechanic)
+
+
+def deciding_rule(state: GameState, mechanic: Mechanic) -> Rule | None:
+    """The rule in force whose word holds for `mechanic`: among its carrier and every rule in
+    force that SETs one of its parameters, the one 111 and 211 put first (an immutable rule,
+    else one claiming precedence, else the lowest number). None when no rule carries it."""
+    holders = [r for r in [owner(state, mechanic)] if r is not None]
+    for name in SPEC[mechanic].parameters:
+        holders += [r for r in state.rules_in_force if r.parameter(name) is not None]
+    return params.winning_rule(list(dict.fromkeys(holders))) if holders else None
+
+
+def adoption_citations(
+    state: GameState, transmuting_immutable: bool = False
+) -> tuple[dict[str, str], dict[str, str] | None]:
+    """Which rule decides how many votes a change needs now (104, 110, 204), as a citation,
+    and the rule on adoption it prevails over when that is another rule (211): 110 for the
+    transmutation of an immutable rule; once the game votes by majority, the rule that made
+    the switch; else the carrier of 204's unanimity."""
+    if transmuting_immutable:
+        return citation(state, Mechanic.TRANSMUTATION), None
+    seed = owner(state, Mechanic.MAJORITY)
+    decided: Rule | None = None
+    if state.adoption is Adoption.MAJORITY:
+        switched = [r for r in state.rules if any(h.event == "majority" for h in r.history)]
+        decided = max(
+            switched,
+            key=lambda r: max(h.at for h in r.history if h.event == "majority"),
+            default=None,
+        )
+    if decided is None:
+        return citation(state, Mechanic.MAJORITY), None
+    over = cite_rule(seed) if seed is not None and seed.identity != decided.identity else None
+    return cite_rule(decided), over
 
 
 def parameter_runs(state: GameState, name: str) -> bool:

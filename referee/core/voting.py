@@ -32,7 +32,7 @@ from referee.core.order import turn_order
 from referee.core.proposals import current_for
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
-from referee.core.turns import check_winner, prompt_award
+from referee.core.turns import check_winner, maybe_switch_to_majority, prompt_award
 
 RULE_VOTING = 203  # identity of the rule of voting, cited when a newcomer may not vote
 
@@ -75,6 +75,7 @@ def close_vote(step: Step) -> None:
         passed, needed = unanimous, "unanimity"  # 110, 204
     else:
         passed, needed = majority, "majority"
+    decided, over = mechanics.adoption_citations(step.state, transmuting_immutable)
     outcome = "passed" if passed else "failed"
     if passed:
         try:
@@ -87,6 +88,7 @@ def close_vote(step: Step) -> None:
     before, mark = step.changes, len(step.effects)
     if passed:
         adopt(step, closed)
+        maybe_switch_to_majority(step)  # 207: a rule that prevails over 204 acts at once
         # 206: only when a change could pass without unanimity, and while a rule grants it
         if not unanimous and mechanics.runs(step.state, mechanics.Mechanic.DISSENT):
             dissent_bonus(step, ballots, closed.number)
@@ -112,6 +114,8 @@ def close_vote(step: Step) -> None:
             yes=yes,
             no=len(voters) - yes,
             ballots=rows,
+            decided=decided,
+            over=over,
             changes=changes_data(
                 made, step.state.current_number
             ),  # the rule it changed and every score it moved
