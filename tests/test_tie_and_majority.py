@@ -103,6 +103,7 @@ def test_a_rule_prevailing_over_204_decides_and_is_named(game: Referee) -> None:
         "it": "(regola 301, che prevale sulla regola 204)",
     }[lang]
     assert named in result, result
+    assert "Bob Rossi no" in result  # the dissenter's row, though the bonus moved his score
     assert game.state.proposal(302).status.value == "adopted"  # type: ignore[union-attr]
 
 

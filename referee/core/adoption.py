@@ -25,7 +25,7 @@ from referee.core.model import (
     ProposalKind,
     Rule,
 )
-from referee.core.step import AMENDING_KINDS, RULE_ADOPTION, Refusal, Step
+from referee.core.step import AMENDING_KINDS, Refusal, Step
 from referee.core.threads import Thread
 
 
@@ -210,7 +210,7 @@ def adopt(step: Step, proposal: Proposal) -> None:
         )
     )
     if kind in AMENDING_KINDS:
-        if old.identity == RULE_ADOPTION:
+        if mechanics.carries(step.state, mechanics.Mechanic.MAJORITY, old):
             step.state = replace(step.state, rule_204_amended=True)
         ask_about_parameters(step, new, proposal)
 

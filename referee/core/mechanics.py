@@ -172,8 +172,9 @@ def adoption_citations(
             key=lambda r: max(h.at for h in r.history if h.event == "majority"),
             default=None,
         )
-    if decided is None:
-        return citation(state, Mechanic.MAJORITY), None
+    if decided is None:  # unanimity: 204's, else the vote itself (104) as a house rule
+        seed_cite = citation(state, Mechanic.MAJORITY)
+        return (citation(state, Mechanic.VOTE) if seed_cite == NONE else seed_cite), None
     over = cite_rule(seed) if seed is not None and seed.identity != decided.identity else None
     return cite_rule(decided), over
 
@@ -210,12 +211,16 @@ def cite_rule(rule: Rule) -> dict[str, str]:
 
 
 HOUSE = {"name": "", "was": "", "state": "house"}
+NONE = {"name": "", "was": "", "state": "none"}  # no rule of this game ever carried it
 
 
 def citation(state: GameState, mechanic: Mechanic) -> dict[str, str]:
-    """The rule to cite for `mechanic` now (see the module's docstring)."""
+    """The rule to cite for `mechanic` now (see the module's docstring): a house rule when it
+    runs though no rule carries it, `none` when no rule of this game ever granted it."""
     rule = owner(state, mechanic) or _grantor(state, mechanic) or _former(state, mechanic)
-    return cite_rule(rule) if rule is not None else dict(HOUSE)
+    if rule is not None:
+        return cite_rule(rule)
+    return dict(HOUSE) if is_house(state, mechanic) else dict(NONE)
 
 
 _CACHE: list[tuple[object, object, object, dict[str, dict[str, str]]]] = []

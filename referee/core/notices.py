@@ -370,7 +370,6 @@ class PlayerJoined(NoticePayload):
     round: int
     first_proposal: int
     order: list[str]  # the turn order from that round
-    turn_rule: int  # the number now of the rule of turn order (201)
     by: str  # "king" | "operator"
 
 
@@ -382,7 +381,6 @@ class Welcome(NoticePayload):
     player: str
     round: int
     first_proposal: int
-    turn_rule: int
     rules: list[View]
     scores: list[View]
     adoption: str

@@ -34,14 +34,11 @@ from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 from referee.core.turns import check_winner, maybe_switch_to_majority, prompt_award
 
-RULE_VOTING = 203  # identity of the rule of voting, cited when a newcomer may not vote
-
 
 def vote(step: Step, cmd: Vote) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number)
     if step.state.player(cmd.sender) not in step.state.voters_on(proposal):  # joined since
-        rule = step.state.current_number(RULE_VOTING)
-        raise Refusal(outcomes.NotAVoter(number=proposal.number, rule=rule))
+        raise Refusal(outcomes.NotAVoter(number=proposal.number))
     before = proposal.vote_of(cmd.sender)
     votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
     step.state = step.state.with_proposal(replace(proposal, votes=votes))
@@ -102,7 +99,7 @@ def close_vote(step: Step) -> None:
             "vote": "yes" if ballots.get(p.email) else "no" if p.email in ballots else "abstain",
         }
         for p in turn_order(step.state)
-        if p in voters
+        if p.email in {v.email for v in voters}  # by address: the bonus has moved the scores
     ]
     step.notify(
         EVERYONE,

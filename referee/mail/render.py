@@ -187,6 +187,8 @@ class Renderer:
         forms = self.words.get("cite", {})
         if cited["state"] == "house":
             return forms["house"]
+        if cited["state"] == "none":
+            return forms["none"]
         if cited["state"] == "repealed":
             return forms["repealed"].format(name=cited["name"])
         if cited["was"]:
