@@ -23,7 +23,7 @@ from typing import Any
 
 from referee import findings, importer
 from referee.core import labels, params
-from referee.core.mechanics import Mechanic
+from referee.core.mechanics import SPECS, Mechanic
 from referee.core.model import GameState, HistoryEntry, Rule
 from referee.resources import data_folder
 
@@ -252,7 +252,7 @@ def _mechanics(
 ) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
     """ruleset.toml's `[mechanics]` (a mechanic = a rule, or a list of rules, that carry it)
     and `house_mechanics` (those that run though no rule carries them). A ruleset that says
-    neither is read as the seed: each mechanic carried by the rule of the seed's number."""
+    neither gets what its rules prove (`proven_carriers`), never the seed's by number alone."""
     names = {m.value for m in Mechanic}
     table = meta.get("mechanics", {})
     house = meta.get("house_mechanics", [])
@@ -371,9 +371,53 @@ def document_advice(source: str) -> str:
     )
 
 
+def _seed_texts() -> dict[int, set[str]]:
+    """The seed's rule texts by number, in every built-in language, spaces folded."""
+    if not _SEED:
+        for language in ("it", "en"):
+            for path in sorted(builtin_folder(language).glob("*.md")):
+                rule = parse_rule_file(path, mutable_default=True)
+                _SEED.setdefault(rule.identity, set()).add(" ".join(rule.text.split()))
+    return _SEED
+
+
+_SEED: dict[int, set[str]] = {}
+
+
+def proven_carriers(
+    rules: tuple[Rule, ...],
+) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """The mechanics of a ruleset that declares none (no `[mechanics]`, no `house_mechanics`).
+
+    A rule 204 in another game is not the seed's 204: a rule carries a seed mechanic only when
+    its identity proves it is the seed's rule, that is its number is the seed rule's and its
+    text is the seed's text (in Italian or in our English). A ruleset whose every seed rule is
+    so proven is the seed, read as such (empty declarations). Otherwise each proven rule
+    carries its mechanics, the others carry none, and the mechanics without which no game
+    could move (turns, their parts, closing a vote ...) run as house mechanics; a mechanic
+    only a mutable rule grants (a bonus, a cap, appeals, deposition, an ending) does not run.
+    """
+    seed = _seed_texts()
+    proven = {
+        r.identity
+        for r in rules
+        if r.identity in seed and " ".join(r.text.split()) in seed[r.identity]
+    }
+    if proven >= set(seed):
+        return (), ()
+    carriers = [(s.mechanic.value, s.seed) for s in SPECS if s.seed in proven]
+    house = tuple(s.mechanic.value for s in SPECS if s.house)
+    if not carriers:  # declared: nothing is carried (an empty tuple would read as the seed)
+        carriers.append(("", 0))
+    return tuple(carriers), house
+
+
 def _checked(ruleset: Ruleset) -> Ruleset:
     if not ruleset.rules:
         raise RulesetError(f"{ruleset.source}: no rules found")
+    if not ruleset.carriers and not ruleset.house_mechanics:
+        carriers, house = proven_carriers(ruleset.rules)
+        ruleset = replace(ruleset, carriers=carriers, house_mechanics=house)
     if not any(r.mutable for r in ruleset.rules) and Path(ruleset.source).is_file():
         raise RulesetError(
             f"{ruleset.source}: there must be at least one mutable rule (115). "

@@ -139,6 +139,8 @@ def texts(game: Recorded, language: str) -> list[tuple[str, GameState]]:
             text = renderer.render(f"notices/{effect.kind.value}", effect.data).text
             out.append((text, game.state_at(index)))
     for kind, data in SAMPLES.items():
+        # a citation a sample carries itself names a rule of this state: the switch's
+        data = {**data, **{key: cites["majority"] for key in ("decided", "over") if key in data}}
         out.append((renderer.render(f"notices/{kind}", {**data, "cites": cites}).text, state))
     mutable = next(r for r in state.rules_in_force if r.mutable)
     queries = [

@@ -123,6 +123,11 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
 
 
 SAMPLES: dict[str, dict[str, Any]] = {
+    "tie": {
+        "players": [{"name": "A", "score": 100}, {"name": "B", "score": 100}],
+        "target": 100,
+        "king": "",
+    },
     "tie_prompt": {
         "players": [{"name": "A", "score": 100}, {"name": "B", "score": 100}],
         "target": 100,
@@ -148,7 +153,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
             "proposal": None,
         },
     },
-    "majority_now": {"rounds": 2, "dissent": True},
+    "majority_now": {
+        "rounds": 2,
+        "dissent": True,
+        "decided": {"name": "301", "was": "", "state": "in_force"},
+        "over": {"name": "204", "was": "", "state": "in_force"},
+    },
     "vote_reminder": {"number": 301, "vote_deadline": T0, "missing": ["Bob", "Carla"]},
     "award_reminder": {"player": "Bob", "proposal": 301, "adopted": True, "low": 1, "high": 10},
     "join_prompt": {

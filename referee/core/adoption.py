@@ -25,7 +25,7 @@ from referee.core.model import (
     ProposalKind,
     Rule,
 )
-from referee.core.step import AMENDING_KINDS, RULE_ADOPTION, Refusal, Step
+from referee.core.step import AMENDING_KINDS, Refusal, Step
 from referee.core.threads import Thread
 
 
@@ -210,7 +210,7 @@ def adopt(step: Step, proposal: Proposal) -> None:
         )
     )
     if kind in AMENDING_KINDS:
-        if old.identity == RULE_ADOPTION:
+        if mechanics.carries(step.state, mechanics.Mechanic.MAJORITY, old):
             step.state = replace(step.state, rule_204_amended=True)
         ask_about_parameters(step, new, proposal)
 
@@ -227,13 +227,24 @@ def ask_about_parameters(step: Step, rule: Rule, proposal: Proposal) -> None:
     step.state = replace(
         step.state, parameter_questions=(*step.state.parameter_questions, question)
     )
+    prompt_parameters(step, question)
+
+
+def prompt_parameters(step: Step, question: ParameterQuestion, previous: str = "") -> None:
+    """Ask the King in office about a waiting parameter question; `previous` names the King
+    it was put to, when it passes to a new one with the crown (214)."""
+    rule = step.state.rule_by_identity(question.rule)
+    proposal = step.state.proposal(question.proposal)
+    if rule is None or proposal is None:
+        return
     step.notify(
         step.to_king(),
         notices.ParameterPrompt(
             rule=rule.number,
             rule_was=proposal.target_number,  # the number it had when proposed (109)
             proposal=proposal.number,
-            parameters=[{"name": n, "value": rule.parameter(n)} for n in silent],
+            parameters=[{"name": n, "value": rule.parameter(n)} for n in question.names],
+            previous=previous,
         ),
         thread=Thread.parameters(rule.identity, proposal.number),
     )

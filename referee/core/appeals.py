@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from referee.core import mechanics, notices, outcomes, params, rulings, view
+from referee.core.adoption import prompt_parameters
 from referee.core.changes import (
     ScoreCause,
     ScoreChange,
@@ -32,8 +33,10 @@ from referee.core.model import (
     Decided,
     GameState,
     Phase,
+    RequestStatus,
     Verdict,
 )
+from referee.core.roster import prompt_join
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 from referee.core.turns import (
@@ -254,32 +257,50 @@ def crown(step: Step, cmd: Crown) -> outcomes.Accepted:
     chosen = step.resolve(cmd.who)
     if chosen.email == cmd.sender:
         raise Refusal(outcomes.CannotCrownSelf())
-    make_king(step, chosen.email, "deposition")
+    make_king(step, chosen.email, "deposition", previous=cmd.sender)
     return outcomes.Crowned(king=chosen.name)
 
 
-def make_king(step: Step, email: str, rule: str) -> None:
-    """214: one King at a time; the old King, if any, is a subject from now."""
+def make_king(step: Step, email: str, rule: str, previous: str | None = None) -> None:
+    """214: one King at a time; the old King, if any, is a subject from now.
+
+    Every judgement the office owes passes with the crown, never to a player who left and
+    never lost: the appeals he now judges (212), a Champion to name, the tie (209), the award
+    of a player still in the game (202), the parameter questions and requests to join waiting
+    for an answer. A player who left is awarded nothing (114): his turn is over."""
     step.state = replace(
         step.state, king=email, deposed=None, deposed_at=None, crown_reminder_at=None
     )
-    step.notify(EVERYONE, notices.KingCrowned(king=step.name_of(email), rule=rule))
+    judges = [
+        a.id for a in step.state.open_appeals if a.champion is None and step.state.judge_of(a)
+    ]
+    before = step.name_of(previous) if previous else ""
+    step.notify(
+        EVERYONE,
+        notices.KingCrowned(king=step.name_of(email), rule=rule, previous=before, judges=judges),
+    )
     for appeal in step.state.open_appeals:  # 212: the new King judges, or names a Champion
         if step.state.judge_of(appeal) is None:
             prompt_champion(step, appeal)
         elif appeal.champion is None and appeal.ruling is None:
             rulings.prompt_judge(step, appeal)  # the facts and the draft, to the new judge
+    turn_player = step.state.player(step.state.turn_player or "")
     if step.state.tie:  # 209: the new King decides between the players level
         prompt_tie(step)
-    elif step.state.phase is Phase.AWARD:
+    elif step.state.phase is Phase.AWARD and turn_player is not None and turn_player.active:
         prompt_award(step)
+    for question in step.state.parameter_questions:  # 111, 211: the King confirms or sets
+        prompt_parameters(step, question, previous=before)
+    for request in step.state.requests:
+        if request.status is RequestStatus.PENDING:
+            prompt_join(step, request)
 
 
 def crown_successor_of(step: Step, email: str, rule: str = "custom") -> None:
     """The next player in turn order after `email` is King (see docs/interpretation.md)."""
     successor = player_after(step, email)
     if successor is not None and successor != email:
-        make_king(step, successor, rule)
+        make_king(step, successor, rule, previous=email)
     else:
         step.state = replace(
             step.state, king=None, deposed=None, deposed_at=None, crown_reminder_at=None

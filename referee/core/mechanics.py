@@ -21,7 +21,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from referee.core.model import GameState, Rule
+from referee.core import params
+from referee.core.model import Adoption, GameState, Rule
 
 
 class Mechanic(enum.StrEnum):
@@ -140,6 +141,46 @@ def runs(state: GameState, mechanic: Mechanic) -> bool:
     return is_house(state, mechanic)
 
 
+def carries(state: GameState, mechanic: Mechanic, rule: Rule) -> bool:
+    """Whether `rule` is a declared carrier of `mechanic` (by identity, whatever its number)."""
+    return rule.identity in _declared(state, mechanic)
+
+
+def deciding_rule(state: GameState, mechanic: Mechanic) -> Rule | None:
+    """The rule in force whose word holds for `mechanic`: among its carrier and every rule in
+    force that SETs one of its parameters, the one 111 and 211 put first (an immutable rule,
+    else one claiming precedence, else the lowest number). None when no rule carries it."""
+    holders = [r for r in [owner(state, mechanic)] if r is not None]
+    for name in SPEC[mechanic].parameters:
+        holders += [r for r in state.rules_in_force if r.parameter(name) is not None]
+    return params.winning_rule(list(dict.fromkeys(holders))) if holders else None
+
+
+def adoption_citations(
+    state: GameState, transmuting_immutable: bool = False
+) -> tuple[dict[str, str], dict[str, str] | None]:
+    """Which rule decides how many votes a change needs now (104, 110, 204), as a citation,
+    and the rule on adoption it prevails over when that is another rule (211): 110 for the
+    transmutation of an immutable rule; once the game votes by majority, the rule that made
+    the switch; else the carrier of 204's unanimity."""
+    if transmuting_immutable:
+        return citation(state, Mechanic.TRANSMUTATION), None
+    seed = owner(state, Mechanic.MAJORITY)
+    decided: Rule | None = None
+    if state.adoption is Adoption.MAJORITY:
+        switched = [r for r in state.rules if any(h.event == "majority" for h in r.history)]
+        decided = max(
+            switched,
+            key=lambda r: max(h.at for h in r.history if h.event == "majority"),
+            default=None,
+        )
+    if decided is None:  # unanimity: 204's, else the vote itself (104) as a house rule
+        seed_cite = citation(state, Mechanic.MAJORITY)
+        return (citation(state, Mechanic.VOTE) if seed_cite == NONE else seed_cite), None
+    over = cite_rule(seed) if seed is not None and seed.identity != decided.identity else None
+    return cite_rule(decided), over
+
+
 def parameter_runs(state: GameState, name: str) -> bool:
     """Whether the mechanics that use parameter `name` still run (all of them, if several)."""
     users = [s.mechanic for s in SPECS if name in s.parameters]
@@ -172,12 +213,16 @@ def cite_rule(rule: Rule) -> dict[str, str]:
 
 
 HOUSE = {"name": "", "was": "", "state": "house"}
+NONE = {"name": "", "was": "", "state": "none"}  # no rule of this game ever carried it
 
 
 def citation(state: GameState, mechanic: Mechanic) -> dict[str, str]:
-    """The rule to cite for `mechanic` now (see the module's docstring)."""
+    """The rule to cite for `mechanic` now (see the module's docstring): a house rule when it
+    runs though no rule carries it, `none` when no rule of this game ever granted it."""
     rule = owner(state, mechanic) or _grantor(state, mechanic) or _former(state, mechanic)
-    return cite_rule(rule) if rule is not None else dict(HOUSE)
+    if rule is not None:
+        return cite_rule(rule)
+    return dict(HOUSE) if is_house(state, mechanic) else dict(NONE)
 
 
 _CACHE: list[tuple[object, object, object, dict[str, dict[str, str]]]] = []

@@ -49,6 +49,7 @@ class NoticeKind(enum.StrEnum):
     PLAYER_QUIT = "player_quit"  # 114
     PARAMETER_PROMPT = "parameter_prompt"
     TIE_PROMPT = "tie_prompt"  # 209
+    TIE = "tie"  # 209: to the table, the tie and who decides it
     WINNER = "winner"  # 209, 215
     JOIN_PROMPT = "join_prompt"  # the King answers a request to join
     JOIN_REFUSED = "join_refused"  # to the applicant
@@ -197,6 +198,10 @@ class VoteResult(NoticePayload):
     no: int
     ballots: list[View]
     changes: View
+    # the rule that decided how many votes it needed, as the rules stood at the close, and the
+    # rule on adoption (204) it prevailed over when that was another rule (110, 204, 211)
+    decided: Mapping[str, str] = field(default_factory=dict)
+    over: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +231,8 @@ class MajorityNow(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.MAJORITY_NOW
     rounds: int
     dissent: bool  # whether a rule in force grants the dissent bonus (206)
+    decided: Mapping[str, str]  # the citation of the rule that made the switch
+    over: Mapping[str, str] | None = None  # the rule on adoption (204) it prevails over (211)
 
 
 @dataclass(frozen=True)
@@ -307,6 +314,8 @@ class KingCrowned(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.KING_CROWNED
     king: str
     rule: str  # the mechanic the crown passes under: "deposition" (213) or "custom" (212)
+    previous: str = ""  # the King before, whose waiting questions pass to the new one
+    judges: list[str] = field(default_factory=list)  # open appeals he judges now
 
 
 @dataclass(frozen=True)
@@ -326,6 +335,7 @@ class ParameterPrompt(NoticePayload):
     rule_was: int | None
     proposal: int
     parameters: list[View]
+    previous: str = ""  # the King it was first put to, when the crown has passed since (214)
 
 
 @dataclass(frozen=True)
@@ -333,6 +343,16 @@ class TiePrompt(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.TIE_PROMPT
     players: list[View]
     target: int
+
+
+@dataclass(frozen=True)
+class Tie(NoticePayload):
+    """209: players level at the winning score; the King in office names the winner."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.TIE
+    players: list[View]
+    target: int
+    king: str  # empty while there is no King (213): the decision waits for the next
 
 
 @dataclass(frozen=True)
@@ -373,7 +393,6 @@ class PlayerJoined(NoticePayload):
     round: int
     first_proposal: int
     order: list[str]  # the turn order from that round
-    turn_rule: int  # the number now of the rule of turn order (201)
     by: str  # "king" | "operator"
 
 
@@ -385,7 +404,6 @@ class Welcome(NoticePayload):
     player: str
     round: int
     first_proposal: int
-    turn_rule: int
     rules: list[View]
     scores: list[View]
     adoption: str
@@ -450,6 +468,7 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     PlayerQuit,
     ParameterPrompt,
     TiePrompt,
+    Tie,
     Winner,
     JoinPrompt,
     JoinRefused,

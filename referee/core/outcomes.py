@@ -710,7 +710,6 @@ class AddressTaken(Refused):
 class NotAVoter(Refused):
     code: ClassVar[Reason] = Reason.NOT_A_VOTER
     number: int
-    rule: int  # the number now of the rule of voting (203)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,6 @@ from referee.core.order import rotation
 from referee.core.step import Refusal, Step
 from referee.core.threads import Thread
 
-RULE_TURNS = 201  # identity of the rule of turn order, cited in the mail
-
 
 def ask_to_join(step: Step, cmd: AskToJoin) -> outcomes.Accepted:
     s = step.state
@@ -108,7 +106,6 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
         step.state = s.with_player(player)
     shown_round = player.first_round + 1
     upcoming = replace(step.state, rounds_completed=player.first_round)
-    turn_rule = step.state.current_number(RULE_TURNS)
     step.notify(
         others,
         notices.PlayerJoined(
@@ -116,7 +113,6 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
             round=shown_round,
             first_proposal=player.first_proposal,
             order=[p.name for p in rotation(upcoming)],
-            turn_rule=turn_rule,
             by=by,
         ),
     )
@@ -126,7 +122,6 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
             player=name,
             round=shown_round,
             first_proposal=player.first_proposal,
-            turn_rule=turn_rule,
             **view.ruleset_data(step.state),
         ),
     )

@@ -34,9 +34,6 @@ from referee.core.threads import Thread
 DAY = timedelta(days=1)
 
 
-RULE_ADOPTION = 204  # identity of the rule that turns unanimity into majority
-
-
 AMENDING_KINDS = (
     ProposalKind.AMEND,
     ProposalKind.ENACT_AMENDMENT,

@@ -100,24 +100,33 @@ def player_after(step: Step, email: str | None) -> str | None:
 
 
 def maybe_switch_to_majority(step: Step) -> None:
-    """204: unamended by the end of the second full round, it asks only a majority."""
+    """204: unamended by the end of the second full round, it asks only a majority. A rule
+    that SETs `majority_after_rounds` and prevails over 204 (211) decides instead, from the
+    moment it is adopted (207), and the mail names it, not 204."""
     s = step.state
-    if s.adoption is Adoption.MAJORITY or s.rule_204_amended:
+    if s.adoption is Adoption.MAJORITY:
         return
-    rule = mechanics.owner(s, mechanics.Mechanic.MAJORITY)
-    if rule is None:  # 204 repealed: the adoption rule in force stays as it was
+    seed = mechanics.owner(s, mechanics.Mechanic.MAJORITY)
+    rule = mechanics.deciding_rule(s, mechanics.Mechanic.MAJORITY)
+    if rule is None:  # 204 repealed, no rule says it: the adoption rule stays as it was
+        return
+    prevailing = seed is None or rule.identity != seed.identity
+    if s.rule_204_amended and not prevailing:  # 204 amended in time: no switch
         return
     if s.rounds_completed < step.params()["majority_after_rounds"]:
         return
-    entry = HistoryEntry(rule.number, "majority", step.now, note="204")
+    entry = HistoryEntry(rule.number, "majority", step.now, note=f"round {s.rounds_completed}")
     step.state = replace(s, adoption=Adoption.MAJORITY).with_rule(
         replace(rule, history=(*rule.history, entry))
     )
+    decided, over = mechanics.adoption_citations(step.state)
     step.notify(
         EVERYONE,
         notices.MajorityNow(
             rounds=step.state.rounds_completed,
             dissent=mechanics.runs(step.state, mechanics.Mechanic.DISSENT),
+            decided=decided,
+            over=over,
         ),
     )
     step.record(RuleChange(RuleChangeKind.MAJORITY, rule.identity, rule.number, rule.number))
@@ -165,6 +174,14 @@ def check_winner(step: Step) -> None:
     elif len(crossing) > 1:
         emails = tuple(p.email for p in crossing)
         step.state = replace(step.state, tie=emails, reminder_at=None)
+        step.notify(  # the table learns the game waits, and for whom (phase `tie`)
+            EVERYONE,
+            notices.Tie(
+                players=[{"name": p.name, "score": p.score} for p in crossing],
+                target=target,
+                king=step.name_of(step.state.king),
+            ),
+        )
         prompt_tie(step)
 
 

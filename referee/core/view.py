@@ -143,9 +143,17 @@ def ruleset_data(state: GameState) -> dict[str, Any]:
     }
 
 
+def shown_phase(state: GameState) -> str:
+    """The phase as the JSON and the mail show it: `tie` while players level at the winning
+    score wait for the King to name the winner (209), whatever part of the turn it stopped."""
+    if state.tie and state.phase is not Phase.OVER:
+        return "tie"
+    return state.phase.value
+
+
 def turn_deadline(state: GameState) -> datetime | None:
     current = state.current
-    if current is None:
+    if current is None or shown_phase(state) == "tie":  # the King's decision has no deadline
         return None
     if state.phase is Phase.DEBATE:
         return current.debate_ends
@@ -157,7 +165,7 @@ def turn_deadline(state: GameState) -> datetime | None:
 def status_data(state: GameState) -> dict[str, Any]:
     current = state.current
     return {
-        "phase": state.phase.value,
+        "phase": shown_phase(state),
         "player": _name(state, state.turn_player),
         "proposal": current.number if current else None,
         "deadline": turn_deadline(state),
@@ -194,7 +202,7 @@ def public_state(state: GameState, now: datetime) -> dict[str, Any]:
         "tie": list(state.tie),
         "turn": {
             "player": state.turn_player,
-            "phase": state.phase.value,
+            "phase": shown_phase(state),
             "proposal": current.number if current else None,
             "deadline": _iso(turn_deadline(state)),
         },

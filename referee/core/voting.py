@@ -32,16 +32,13 @@ from referee.core.order import turn_order
 from referee.core.proposals import current_for
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
-from referee.core.turns import check_winner, prompt_award
-
-RULE_VOTING = 203  # identity of the rule of voting, cited when a newcomer may not vote
+from referee.core.turns import check_winner, maybe_switch_to_majority, prompt_award
 
 
 def vote(step: Step, cmd: Vote) -> outcomes.Accepted:
     proposal = current_for(step, cmd.number)
     if step.state.player(cmd.sender) not in step.state.voters_on(proposal):  # joined since
-        rule = step.state.current_number(RULE_VOTING)
-        raise Refusal(outcomes.NotAVoter(number=proposal.number, rule=rule))
+        raise Refusal(outcomes.NotAVoter(number=proposal.number))
     before = proposal.vote_of(cmd.sender)
     votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
     step.state = step.state.with_proposal(replace(proposal, votes=votes))
@@ -75,6 +72,7 @@ def close_vote(step: Step) -> None:
         passed, needed = unanimous, "unanimity"  # 110, 204
     else:
         passed, needed = majority, "majority"
+    decided, over = mechanics.adoption_citations(step.state, transmuting_immutable)
     outcome = "passed" if passed else "failed"
     if passed:
         try:
@@ -87,6 +85,7 @@ def close_vote(step: Step) -> None:
     before, mark = step.changes, len(step.effects)
     if passed:
         adopt(step, closed)
+        maybe_switch_to_majority(step)  # 207: a rule that prevails over 204 acts at once
         # 206: only when a change could pass without unanimity, and while a rule grants it
         if not unanimous and mechanics.runs(step.state, mechanics.Mechanic.DISSENT):
             dissent_bonus(step, ballots, closed.number)
@@ -100,7 +99,7 @@ def close_vote(step: Step) -> None:
             "vote": "yes" if ballots.get(p.email) else "no" if p.email in ballots else "abstain",
         }
         for p in turn_order(step.state)
-        if p in voters
+        if p.email in {v.email for v in voters}  # by address: the bonus has moved the scores
     ]
     step.notify(
         EVERYONE,
@@ -112,6 +111,8 @@ def close_vote(step: Step) -> None:
             yes=yes,
             no=len(voters) - yes,
             ballots=rows,
+            decided=decided,
+            over=over,
             changes=changes_data(
                 made, step.state.current_number
             ),  # the rule it changed and every score it moved

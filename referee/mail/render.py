@@ -139,6 +139,7 @@ class Renderer:
             diff_of=diff_of,
             legend=legend,
             cite=self.cite,
+            cited=self.cited,
         )
         env.tests["block"] = opens_block
         return env
@@ -175,17 +176,24 @@ class Renderer:
             return forms["rules"].format(names=", ".join(plain))  # "rules 212, 213"
         out: list[str] = []
         for cited in cites:
-            if cited["state"] == "house":
-                text = forms["house"]
-            elif cited["state"] == "repealed":
-                text = forms["repealed"].format(name=cited["name"])
-            elif cited["was"]:
-                text = forms["formerly"].format(name=cited["name"], was=cited["was"])
-            else:
-                text = forms["rule"].format(name=cited["name"])
+            text = self.cited(cited)
             if text not in out:
                 out.append(text)
         return "; ".join(out)
+
+    def cited(self, cited: Mapping[str, str]) -> str:
+        """One citation a notice carries itself (`referee.core.mechanics.cite_rule`): a rule
+        as it stood when a step decided something, in the same words as `cite`."""
+        forms = self.words.get("cite", {})
+        if cited["state"] == "house":
+            return forms["house"]
+        if cited["state"] == "none":
+            return forms["none"]
+        if cited["state"] == "repealed":
+            return forms["repealed"].format(name=cited["name"])
+        if cited["was"]:
+            return forms["formerly"].format(name=cited["name"], was=cited["was"])
+        return forms["rule"].format(name=cited["name"])
 
     def template_name(self, kind: str) -> str:
         return f"{self.language}/{kind}.md.j2"
