@@ -293,7 +293,7 @@ def _lmtp(data: dict[str, Any]) -> LmtpConfig | None:
         raise ConfigError("[lmtp] port must be between 1 and 65535")
     address = _str(t, "address", "lmtp", "127.0.0.1").strip()
     if not address:
-        raise ConfigError("[lmtp] address must name an interface, e.g. \"127.0.0.1\"")
+        raise ConfigError('[lmtp] address must name an interface, e.g. "127.0.0.1"')
     return LmtpConfig(address, port)
 
 

@@ -83,41 +83,45 @@ def dsn(original: EmailMessage, recipient: str, whole: bool, action: str = "fail
     kind = "message/rfc822" if whole else "text/rfc822-headers"
     status = "5.1.1" if action == "failed" else "4.4.1"
     return (
-        "From: MAILER-DAEMON@mx.nomic.example (Mail Delivery System)\n"
-        f"To: {REFEREE}\n"
-        "Subject: Undelivered Mail Returned to Sender\n"
-        "Auto-Submitted: auto-replied\n"
-        f"Message-Id: <20261201.{next(_count)}@mx.nomic.example>\n"
-        "MIME-Version: 1.0\n"
-        'Content-Type: multipart/report; report-type=delivery-status; boundary="B0"\n'
-        "\n"
-        "--B0\n"
-        "Content-Description: Notification\n"
-        "Content-Type: text/plain; charset=us-ascii\n"
-        "\n"
-        "This is the mail system at host mx.nomic.example.\n\n"
-        f"<{recipient}>: host mx.example.org said: 550 5.1.1 {SECRET}\n"
-        "VOTE 301 YES\n"  # words in a bounce are never commands
-        "\n"
-        "--B0\n"
-        "Content-Description: Delivery report\n"
-        "Content-Type: message/delivery-status\n"
-        "\n"
-        "Reporting-MTA: dns; mx.nomic.example\n"
-        "X-Postfix-Queue-ID: 3F2A1C0042\n"
-        "\n"
-        f"Final-Recipient: rfc822; {recipient}\n"
-        f"Original-Recipient: rfc822;{recipient}\n"
-        f"Action: {action}\n"
-        f"Status: {status}\n"
-        "Remote-MTA: dns; mx.example.org\n"
-        f"Diagnostic-Code: smtp; 550 5.1.1 <{recipient}>: {SECRET}\n"
-        "\n"
-        "--B0\n"
-        "Content-Description: Undelivered Message\n"
-        f"Content-Type: {kind}\n"
-        "\n"
-    ).encode() + returned + b"\n--B0--\n"
+        (
+            "From: MAILER-DAEMON@mx.nomic.example (Mail Delivery System)\n"
+            f"To: {REFEREE}\n"
+            "Subject: Undelivered Mail Returned to Sender\n"
+            "Auto-Submitted: auto-replied\n"
+            f"Message-Id: <20261201.{next(_count)}@mx.nomic.example>\n"
+            "MIME-Version: 1.0\n"
+            'Content-Type: multipart/report; report-type=delivery-status; boundary="B0"\n'
+            "\n"
+            "--B0\n"
+            "Content-Description: Notification\n"
+            "Content-Type: text/plain; charset=us-ascii\n"
+            "\n"
+            "This is the mail system at host mx.nomic.example.\n\n"
+            f"<{recipient}>: host mx.example.org said: 550 5.1.1 {SECRET}\n"
+            "VOTE 301 YES\n"  # words in a bounce are never commands
+            "\n"
+            "--B0\n"
+            "Content-Description: Delivery report\n"
+            "Content-Type: message/delivery-status\n"
+            "\n"
+            "Reporting-MTA: dns; mx.nomic.example\n"
+            "X-Postfix-Queue-ID: 3F2A1C0042\n"
+            "\n"
+            f"Final-Recipient: rfc822; {recipient}\n"
+            f"Original-Recipient: rfc822;{recipient}\n"
+            f"Action: {action}\n"
+            f"Status: {status}\n"
+            "Remote-MTA: dns; mx.example.org\n"
+            f"Diagnostic-Code: smtp; 550 5.1.1 <{recipient}>: {SECRET}\n"
+            "\n"
+            "--B0\n"
+            "Content-Description: Undelivered Message\n"
+            f"Content-Type: {kind}\n"
+            "\n"
+        ).encode()
+        + returned
+        + b"\n--B0--\n"
+    )
 
 
 def replies_to(folder: Path, player: str) -> list[EmailMessage]:
@@ -184,7 +188,8 @@ def test_the_operator_is_told_instead_and_reports_that_are_no_failure_tell_no_on
     assert bounce_notices(tmp_path) == []
 
     deliver(tmp_path, dsn(to_ada, ADA, True))  # the King's own mail bounced: the operator
-    never_sent = message_from_bytes(mail(REFEREE, "?", message_id="<f@x.org>"), policy=policy.default)
+    never = mail(REFEREE, "?", message_id="<f@x.org>")
+    never_sent = message_from_bytes(never, policy=policy.default)
     assert isinstance(never_sent, EmailMessage)
     deliver(tmp_path, dsn(never_sent, BOB, True))  # names no mail the referee sent
     cli("run", config, "--once")

@@ -21,7 +21,8 @@ from email.parser import BytesParser, HeaderParser
 _PARSER = BytesParser(policy=policy.compat32)
 _MSG_ID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>")
 _ID_LINE = re.compile(
-    r"(?im)^(?:x-)?(?:original-)?message-id:[ \t]*(?:\r?\n[ \t]+)?(<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>)"
+    r"(?im)^(?:x-)?(?:original-)?message-id:[ \t]*(?:\r?\n[ \t]+)?"
+    r"(<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>)"
 )
 _STATUS = re.compile(r"[245]\.\d{1,3}\.\d{1,3}")
 _ADDRESS = re.compile(r"[^\s<>;@]+@[^\s<>;@]+")
