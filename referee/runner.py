@@ -13,6 +13,10 @@ the game over after LEASE_SECONDS, reloading the game from the database. The gam
 out evenly among the live processes. Mail is handled off the event loop, in one worker thread
 per game, so IMAP IDLE, SMTP and deadlines stay responsive while a mail is being processed.
 
+With `[lmtp]`, the MTA also hands mail over directly (`referee.mail.lmtp`): the recipient
+address picks the game, and each mail is answered only once it is committed or kept in
+quarantine; mail for a game this process does not work now gets a 4xx, so the MTA retries.
+
 Nothing is lost silently: a mail that cannot be read or processed is set aside in the
 quarantine folder and logged, and the intake goes on; a database that cannot be written stops
 the service with one clear line (`DatabaseDown`) instead of quarantining good mail.
@@ -775,8 +779,12 @@ class Worker:
                 loop.add_signal_handler(sig, stop.set)
         if stopping.asked():  # asked while the process started: stop as soon as it can
             stop.set()
-        self.alive = await asyncio.to_thread(self._beat)  # a read-only store fails here, at once
-        servers = await self._listen()
+        servers = await self._listen()  # a port in use fails here, at once
+        try:
+            self.alive = await asyncio.to_thread(self._beat)  # and a read-only store
+        except BaseException:
+            await _close(servers)
+            raise
         tasks = [asyncio.create_task(self._heartbeat(stop))]
         tasks += [asyncio.create_task(s.serve(stop, self)) for s in self.services]
         for service in self.services:

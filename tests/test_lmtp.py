@@ -10,7 +10,10 @@ this one works it, and a SIGKILL loses no mail that was acknowledged.
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +24,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
-from referee.config import load_settings
+from referee.config import ConfigError, load_settings
 from referee.runner import lease_now
 from referee.service import Referee
 from referee.store.store import Store
@@ -29,7 +32,7 @@ from referee.store.tables import InboundRow
 from tests.helpers import ADA, BOB
 from tests.mailstack import free_port
 from tests.sink import Sink, eventually, game_config, lmtp_deliver, recording_sink, start_run
-from tests.test_bounces import dsn
+from tests.test_bounces import CLI, dsn
 from tests.test_owners import appeal, check_once_each, holder_pid, stop
 
 FIRST, SECOND = "referee@nomic.example", "second@nomic.example"
@@ -237,3 +240,39 @@ def test_lmtp_reply_text_is_a_real_message(tmp_path: Path, sink: Sink) -> None:
         stop(process, log)
     finally:
         store.close()
+
+
+def test_a_port_in_use_or_a_bad_lmtp_section_is_one_clear_line(tmp_path: Path) -> None:
+    port = free_port()
+    config = lmtp_game(tmp_path, f"sqlite:///{tmp_path / 'g.db'}", port, free_port())
+    settings = load_settings(config)
+    assert settings.lmtp is not None and settings.lmtp.port == port
+    assert settings.lmtp.address == "127.0.0.1" and settings.auth.required is False
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, datetime.now(UTC))
+    finally:
+        store.close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        done = subprocess.run(
+            [*CLI, "run", str(config)], capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode != 0
+    assert f"LMTP: cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
+    assert "[lmtp] address and port" in done.stderr and "Traceback" not in done.stderr
+
+    text = config.read_text(encoding="utf-8")
+    for wrong, said in (
+        (f"port = {port}", "[lmtp] port must be between 1 and 65535"),
+        (f"port = {port}\nhost = 'x'", "[lmtp]: unknown key 'host'"),
+    ):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace(f"port = {port}", wrong.replace(str(port), "0", 1)))
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            load_settings(bad)
+    # [lmtp] means mail from a real server: sender authentication is on unless turned off
+    plain = tmp_path / "auth.toml"
+    plain.write_text(text.replace("required = false", ""), encoding="utf-8")
+    assert load_settings(plain).auth.required

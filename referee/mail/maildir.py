@@ -11,7 +11,8 @@ vote delivered before a deadline counts even when it is read after it (203, 213)
 Nothing stops the intake: an entry that is no readable file (a directory, a dangling link, a
 file that cannot be opened) is set aside in `.Quarantine` with a log line; a message larger
 than the game's limit is read only up to its headers. Two processes may look at one Maildir:
-a message another process moved away first is simply skipped.
+a message another process moved away first is simply skipped. Mail taken over LMTP that
+fails is written straight into `.Quarantine` (`keep`) before the MTA is answered.
 """
 
 from __future__ import annotations
