@@ -123,6 +123,14 @@ class DkimConfig:
 
 
 @dataclass(frozen=True)
+class LmtpConfig:
+    """Direct delivery: `run` takes mail from the MTA over LMTP on address:port."""
+
+    address: str = "127.0.0.1"
+    port: int = 8024
+
+
+@dataclass(frozen=True)
 class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
@@ -155,6 +163,8 @@ class Settings:
     log: LogConfig = LogConfig()
     metrics: MetricsConfig = MetricsConfig()
     dkim: DkimConfig | None = None
+    lmtp: LmtpConfig | None = None  # None: no LMTP listener
+    operator: str = ""  # told when a player's mail bounces; "" for the King
 
     @property
     def king(self) -> PlayerConfig:
@@ -174,6 +184,7 @@ _SECTIONS = {
     "log",
     "metrics",
     "dkim",
+    "lmtp",
 }
 
 
@@ -264,6 +275,7 @@ def _load(path: Path, secrets: bool) -> Settings:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
     imap = _imap(data, secrets)
+    lmtp = _lmtp(data)
     return Settings(
         game=_game(data, folder),
         players=_players(data),
@@ -271,7 +283,7 @@ def _load(path: Path, secrets: bool) -> Settings:
         maildir=_maildir(data, folder),
         imap=imap,
         smtp=_smtp(data, secrets),
-        auth=_auth(data, imap is not None),
+        auth=_auth(data, imap is not None or lmtp is not None),
         parameters=_parameters(data),
         folder=folder,
         limits=_limits(data),
@@ -279,6 +291,8 @@ def _load(path: Path, secrets: bool) -> Settings:
         log=_log(data),
         metrics=_metrics(data),
         dkim=_dkim(data, folder),
+        lmtp=lmtp,
+        operator=_operator(data),
     )
 
 
@@ -297,6 +311,29 @@ def _dkim(data: dict[str, Any], folder: Path) -> DkimConfig | None:
         raise ConfigError(f"[dkim] domain {domain!r} is not a domain name")
     key_file = Path(_str(t, "key_file", "dkim")).expanduser()
     return DkimConfig(selector, key_file if key_file.is_absolute() else folder / key_file, domain)
+
+
+def _lmtp(data: dict[str, Any]) -> LmtpConfig | None:
+    """[lmtp]: the address and port `run` listens on for mail from the MTA."""
+    if "lmtp" not in data:
+        return None
+    t = _table(data, "lmtp", {"address", "port"}, "lmtp")
+    port = _int(t, "port", "lmtp", 8024)
+    if not 1 <= port <= 65535:
+        raise ConfigError("[lmtp] port must be between 1 and 65535")
+    address = _str(t, "address", "lmtp", "127.0.0.1").strip()
+    if not address:
+        raise ConfigError('[lmtp] address must name an interface, e.g. "127.0.0.1"')
+    return LmtpConfig(address, port)
+
+
+def _operator(data: dict[str, Any]) -> str:
+    """[game] operator: who is told of bounced mail to players (default: the King)."""
+    game = data.get("game")
+    value = game.get("operator", "") if isinstance(game, dict) else ""
+    if not isinstance(value, str):
+        raise ConfigError("[game] operator must be text")
+    return _email(value, "[game] operator") if value.strip() else ""
 
 
 def _metrics(data: dict[str, Any]) -> MetricsConfig:
@@ -368,6 +405,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "site",
         "id",
         "site_url",
+        "operator",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -528,7 +566,7 @@ def _smtp(data: dict[str, Any], secrets: bool = True) -> SmtpConfig | None:
     )
 
 
-def _auth(data: dict[str, Any], has_imap: bool) -> AuthConfig:
+def _auth(data: dict[str, Any], from_server: bool) -> AuthConfig:
     keys = {"required", "require_dkim", "trusted_authserv_id", "verify_dkim"}
     t = _table(data, "auth", keys, "auth")
     if "required" in t and "require_dkim" in t:
@@ -544,7 +582,7 @@ def _auth(data: dict[str, Any], has_imap: bool) -> AuthConfig:
             raise ConfigError(f"[auth] trusted_authserv_id: {item!r} is not a host name")
     # On by default once mail comes from a real server, or once a trusted receiving server is
     # named: naming one and enforcing nothing would be a silent trap. Off only when written.
-    required = t.get(key, has_imap or bool(cleaned))
+    required = t.get(key, from_server or bool(cleaned))
     if not isinstance(required, bool):
         raise ConfigError(f"[auth] {key} must be true or false")
     verify = t.get("verify_dkim", True)

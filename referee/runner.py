@@ -13,6 +13,10 @@ the game over after LEASE_SECONDS, reloading the game from the database. The gam
 out evenly among the live processes. Mail is handled off the event loop, in one worker thread
 per game, so IMAP IDLE, SMTP and deadlines stay responsive while a mail is being processed.
 
+With `[lmtp]`, the MTA also hands mail over directly (`referee.mail.lmtp`): the recipient
+address picks the game, and each mail is answered only once it is committed or kept in
+quarantine; mail for a game this process does not work now gets a 4xx, so the MTA retries.
+
 Nothing is lost silently: a mail that cannot be read or processed is set aside in the
 quarantine folder and logged, and the intake goes on; a database that cannot be written stops
 the service with one clear line (`DatabaseDown`) instead of quarantining good mail.
@@ -43,7 +47,7 @@ from referee.archive import Keeper
 from referee.config import ConfigError, Settings
 from referee.core import engine
 from referee.core.events import Enrol, MoveAddress, Outcome, Quit
-from referee.mail import intake
+from referee.mail import intake, lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
@@ -117,6 +121,10 @@ class Service:
         self.keeper = Keeper(settings, store, self.game_id)  # the archive and the website
         self.summary = Summary()
         self._work: ThreadPoolExecutor | None = None
+        # While the game is worked here: what follows a mail taken over LMTP, and where a
+        # failure of the database found by an LMTP delivery stops the game.
+        self._lmtp_after: AfterMail | None = None
+        self._fatal: asyncio.Future[None] | None = None
 
     def _postman(self) -> Postman | MaildirPostman:
         """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
@@ -376,6 +384,48 @@ class Service:
             return function(*args)
         return await asyncio.get_running_loop().run_in_executor(self._work, function, *args)
 
+    # ----- direct delivery over LMTP ------------------------------------------------------------
+
+    def lmtp_ready(self) -> bool:
+        """Mail for the game can be taken here now: it is worked by this process."""
+        return self._lmtp_after is not None and not self.halt.is_set()
+
+    async def take_lmtp(self, raw: bytes) -> str:
+        """Settle one mail the MTA hands over; the LMTP answer once it is committed (250), set
+        aside in quarantine (250), or could not be (4xx: the MTA keeps it and tries again)."""
+        address = self.settings.game.address
+        after = self._lmtp_after
+        if after is None or self.halt.is_set():
+            return lmtp.busy(address)
+        try:
+            kept = await self._in_thread(self._settle, raw)
+        except LostGame:
+            return lmtp.busy(address)
+        except DatabaseDown as exc:
+            if self._fatal is not None and not self._fatal.done():
+                self._fatal.set_exception(exc)  # the game stops, as with the other intakes
+            return f"451 4.3.0 <{address}>: the referee's database is down; try again later"
+        if self._lmtp_after is after:
+            try:
+                await after()  # the outbox is woken first: the reply goes out now
+            except Exception:
+                log.exception("%r: after a mail taken over LMTP", self.name)
+        if kept is not None:
+            return f"250 2.0.0 <{address}>: set aside in quarantine ({kept.name})"
+        return f"250 2.0.0 <{address}>: taken"
+
+    def _settle(self, raw: bytes) -> Path | None:
+        """In the game's thread: apply the mail (None), or keep it in the quarantine folder
+        and note it (the file). Raises, with nothing kept, when it can be neither."""
+        now = self.clock()
+        problem = self.deliver(raw, len(raw), now, now)
+        if problem is None:
+            self.summary.processed += 1
+            return None
+        kept = self._maildir().keep(raw)  # on disk before the MTA lets go of it
+        self._failed(raw, problem, f"lmtp, kept as {kept.name}", self.summary)
+        return kept
+
     # ----- for months on end -------------------------------------------------------------------
 
     async def run_forever(self, stop: asyncio.Event | None = None) -> Summary:
@@ -465,6 +515,10 @@ class Service:
                     done.set()
                     return
 
+        async def fatal() -> None:
+            assert self._fatal is not None
+            await self._fatal  # raises what an LMTP delivery found: the database is down
+
         tasks: list[asyncio.Task[Any]] = []
         outbox: asyncio.Task[Any] | None = None
         stopper: asyncio.Task[Any] | None = None
@@ -476,10 +530,14 @@ class Service:
             reschedule()
             scheduler.add_job(wake_outbox.set, "interval", seconds=OUTBOX_POLL, id="outbox-retry")
             wake_outbox.set()
-            jobs = [self._intake(stop, after_mail), clock(), heartbeat()]
+            self._fatal = asyncio.get_running_loop().create_future()
+            jobs = [self._intake(stop, after_mail), clock(), heartbeat(), fatal()]
             tasks += [asyncio.create_task(job) for job in jobs]
             if self.postman is not None:
                 outbox = asyncio.create_task(self._outbox(wake_outbox))
+            self._lmtp_after = after_mail  # mail over LMTP is taken from now on
+            if self.settings.lmtp is not None:
+                log.info("%r: taking mail over LMTP", self.name)
             stopper = asyncio.create_task(stop.wait())
             ender = asyncio.create_task(done.wait())
             running = {*tasks, stopper, ender} | ({outbox} if outbox else set())
@@ -490,6 +548,7 @@ class Service:
                         raise task.exception()  # type: ignore[misc]
             return released
         finally:
+            self._lmtp_after = None  # LMTP answers 4xx from now: the MTA tries again later
             self.halt.set()
             wake_outbox.set()  # an idle outbox ends; a busy one ends after the mail in hand
             tasks += [t for t in (stopper, ender) if t is not None]
@@ -505,6 +564,9 @@ class Service:
             await asyncio.to_thread(work.shutdown, True)  # the mail in hand is finished first
             await asyncio.to_thread(self.checkpoint)
             await asyncio.to_thread(self.release)
+            if self._fatal is not None and not self._fatal.done():
+                self._fatal.cancel()
+            self._fatal = None
 
     async def _finish_outbox(self, outbox: asyncio.Task[Any]) -> None:
         """Wait for the outbox pass in hand to stop between two mails; cancel it only when a
@@ -682,6 +744,24 @@ class Worker:
             return True
         return False
 
+    async def _listen(self) -> list[asyncio.Server]:
+        """One LMTP server per [lmtp] address and port; the games on it told by address."""
+        groups: dict[tuple[str, int], list[Service]] = {}
+        for service in self.services:
+            if service.settings.lmtp is not None:
+                where = (service.settings.lmtp.address, service.settings.lmtp.port)
+                groups.setdefault(where, []).append(service)
+        servers: list[asyncio.Server] = []
+        try:
+            for (address, port), services in groups.items():
+                servers.append(await lmtp.listen(address, port, [_Desk(s) for s in services]))
+                names = ", ".join(repr(s.name) for s in services)
+                log.info("LMTP: listening on %s:%d for %s", address, port, names)
+        except BaseException:
+            await _close(servers)
+            raise
+        return servers
+
     def _stores(self) -> list[Store]:
         return list({id(s.store): s.store for s in self.services}.values())
 
@@ -707,7 +787,12 @@ class Worker:
                 loop.add_signal_handler(sig, stop.set)
         if stopping.asked():  # asked while the process started: stop as soon as it can
             stop.set()
-        self.alive = await asyncio.to_thread(self._beat)  # a read-only store fails here, at once
+        servers = await self._listen()  # a port in use fails here, at once
+        try:
+            self.alive = await asyncio.to_thread(self._beat)  # and a read-only store
+        except BaseException:
+            await _close(servers)
+            raise
         tasks = [asyncio.create_task(self._heartbeat(stop))]
         tasks += [asyncio.create_task(s.serve(stop, self)) for s in self.services]
         for service in self.services:
@@ -723,6 +808,7 @@ class Worker:
             stopper = asyncio.create_task(stop.wait())
             await asyncio.wait([*tasks, stopper], return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
+            await _close(servers)  # no new mail over LMTP while the games stop
             for task in tasks:
                 if task.done() and not task.cancelled() and task.exception() is not None:
                     failure = task.exception()
@@ -730,6 +816,7 @@ class Worker:
             stop.set()  # a failed game stops the process: the log and the exit say why
             await asyncio.gather(*tasks, return_exceptions=True)
         finally:
+            await _close(servers)
             for task in tasks:
                 task.cancel()
             with contextlib.suppress(SQLAlchemyError):
@@ -738,6 +825,30 @@ class Worker:
             log.info("referee stopped")
         if failure is not None:
             raise failure
+
+
+class _Desk:
+    """A game's door on the LMTP server (`referee.mail.lmtp.Desk`)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.address = service.settings.game.address.lower()
+        self.max_bytes = service.settings.game.max_mail_bytes
+
+    def ready(self) -> bool:
+        return self.service.lmtp_ready()
+
+    async def take(self, raw: bytes) -> str:
+        return await self.service.take_lmtp(raw)
+
+
+async def _close(servers: list[asyncio.Server]) -> None:
+    for server in servers:
+        server.close()
+    for server in servers:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.wait_closed(), 5)
+    servers.clear()
 
 
 def gone(owner: str) -> bool:

@@ -43,7 +43,7 @@ from referee.core.events import (
 from referee.core.model import Decided, GameState, Player
 from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
-from referee.mail import confirm, intake, outgoing
+from referee.mail import bounces, confirm, intake, outgoing
 from referee.mail.auth import DnsLookup
 from referee.mail.commands import REGISTRY, ParsedLine, fold, is_reply_subject, parse_commands
 from referee.mail.debate import debate_thread, leftover, nearest_thread
@@ -53,9 +53,10 @@ from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
-from referee.store.store import Pending, SenderDay, Store, StoreError, UnitOfWork
+from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
+BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
 log = logging.getLogger("referee")
 
@@ -348,6 +349,8 @@ class Referee:
                 joining = self._stranger(work, intake)
                 if joining is not None:
                     return joining
+            if verdict.check == "automatic" and mail.bounce:
+                return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
@@ -613,6 +616,72 @@ class Referee:
             sent = self._note(work, mail, at, "unbelieved")
         refused = 0 if verdict.status in (InboundStatus.IGNORED, InboundStatus.STRANGER) else 1
         return Receipt(mail.message_id, verdict.status, 0, refused, sent)
+
+    # ----- bounces: the King (or the operator) is told (205) ----------------------------------
+
+    def _bounced(self, work: UnitOfWork, intake: Intake) -> Receipt:
+        """A bounce is never obeyed nor answered. When it returns a mail the referee sent to a
+        player, the King, or `[game] operator`, is told, once per player and day, with none
+        of the bounce's words; a bounce of such a notice tells no one (no loops)."""
+        mail, at, state = intake.mail, intake.at, intake.state
+        report = bounces.read_bounce(intake.raw)
+        returned = next(iter(work.sent_mail(report.message_ids)), None)
+        note, sent = "bounce", 0
+        if returned is None:
+            note = "bounce: of no mail the referee sent"
+        elif not report.failed:
+            note = f"bounce: a report, not a failure, of {returned.kind}"
+        elif returned.kind == BOUNCE_NOTICE:
+            note = "bounce: of a notice of a bounce; no one is told (no loops)"
+        elif state.player(returned.recipient) is None:
+            note = f"bounce: of {returned.kind} to someone not playing"
+        else:
+            note = f"bounce: of {returned.kind} to {redact(returned.recipient)}"
+            sent = self._tell_of_bounce(work, at, state, returned, report.status)
+        work.record_inbound(mail, at, InboundStatus.IGNORED, note)
+        log.warning("mail %s: %s%s", _shown(mail.message_id), note, "; told" if sent else "")
+        return Receipt(mail.message_id, InboundStatus.IGNORED, 0, 0, sent)
+
+    def _tell_of_bounce(
+        self, work: UnitOfWork, at: datetime, state: GameState, returned: SentMail, status: str
+    ) -> int:
+        """The notice of a bounced mail, to the operator or the King: once per player a day
+        (its Message-ID names the player and the day, and the outbox has each id once)."""
+        told = self.settings.operator or state.king or self.settings.king.email
+        player = state.player(returned.recipient)
+        assert player is not None
+        game, address = self.settings.game.key, self.settings.game.address
+        day = at.astimezone(UTC).date().isoformat()
+        message_id = outgoing.message_id(game, address, BOUNCE_NOTICE, player.email, day)
+        if work.sent_mail([message_id]):
+            return 0  # told today already
+        self.queued += 1
+        if not self.render:
+            return 1
+        king = state.player(told)
+        original = parse_message(returned.raw, headers_only=True)  # the referee's own mail
+        rendered = self.renderer.render(
+            BOUNCE_NOTICE,
+            {
+                "player": player.name,
+                "email": player.email,
+                "subject": original.subject,
+                "sent_at": original.date or at,
+                "status": status,
+                "operator": king is None or king.email != state.king,
+            },
+        )
+        envelope = outgoing.Envelope(
+            game=self.settings.game.name,
+            address=address,
+            recipient=told,
+            recipient_name=king.name if king is not None else "",
+            message_id=message_id,
+            at=at,
+            auto="auto-generated",
+        )
+        work.enqueue(message_id, told, BOUNCE_NOTICE, outgoing.build(rendered, envelope), at)
+        return 1
 
     def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
         """The command lines of the referee's own mail in the thread this mail answers."""

@@ -90,7 +90,12 @@ sent = "sent"  # without [smtp], the referee's mail is written here
 # username = "referee"
 # password_env = "NOMIC_SMTP_PASSWORD"
 #
-# With [imap], every player's mail must prove its sender (DKIM, or the verdict of your own
+# Or let your MTA hand the mail over directly (LMTP; docs/operations.md has Postfix's lines):
+# [lmtp]
+# address = "127.0.0.1"
+# port = 8024
+#
+# With [imap] or [lmtp], every player's mail must prove its sender (DKIM, or the verdict of your own
 # receiving server), or it is refused. `nomic-referee doctor game.toml` reads the latest mail
 # in the inbox and prints the [auth] lines that fit your server; see docs/operations.md.
 # [auth]

@@ -1,11 +1,15 @@
 """Test kit for intake and ownership tests: a recording SMTP server, configs, `run` processes.
 
 The SMTP server is a real aiosmtpd server that keeps every message it accepts in memory
-(instead of delivering into Dovecot), so tests can count answers quickly.
+(instead of delivering into Dovecot), so tests can count answers quickly. `lmtp_deliver` is
+an MTA's LMTP client: one transaction, and the answer for each recipient (smtplib's LMTP
+reads only one answer after the data).
 """
 
 from __future__ import annotations
 
+import re
+import smtplib
 import subprocess
 import sys
 import threading
@@ -117,3 +121,29 @@ def eventually(check: Callable[[], bool], seconds: float = 60.0, what: str = "")
             return
         time.sleep(0.1)
     raise AssertionError(f"did not come true in {seconds:.0f} s: {what}")
+
+
+def lmtp_deliver(
+    port: int, raw: bytes, recipients: list[str], sender: str = "player@example.org"
+) -> list[tuple[int, str]]:
+    """Hand `raw` over as an MTA does over LMTP; (code, text) for each recipient, in order
+    (a recipient refused at RCPT keeps that answer)."""
+    with smtplib.LMTP("127.0.0.1", port, timeout=60) as client:
+        client.ehlo_or_helo_if_needed()
+        code, text = client.mail(sender)
+        if code != 250:
+            return [(code, text.decode())] * len(recipients)
+        answers: list[tuple[int, str] | None] = []
+        for recipient in recipients:
+            code, text = client.rcpt(recipient)
+            answers.append(None if code == 250 else (code, text.decode()))
+        if any(a is None for a in answers):
+            code, text = client.docmd("DATA")
+            assert code == 354, (code, text)
+            data = re.sub(rb"(?m)^\.", b"..", re.sub(rb"\r?\n", b"\r\n", raw))
+            client.send(data + (b"" if data.endswith(b"\r\n") else b"\r\n") + b".\r\n")
+            for index, answer in enumerate(answers):
+                if answer is None:
+                    code, text = client.getreply()
+                    answers[index] = (code, text.decode())
+    return [a for a in answers if a is not None]

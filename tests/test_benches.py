@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = {
     "archive_bench.py": ["--proposals", "30", "--rules", "12", "--git-proposals", "4"],
     "commands_bench.py": ["--repeat", "1", "--lines", "50,200", "--words", "50,100"],
+    "lmtp_bench.py": ["--mails", "5"],
     "owners_bench.py": ["--mails", "4", "--games", "2", "--workers", "2"],
     "replay_bench.py": ["--messages", "24", "--players", "3", "--repeat", "1", "--large", "0"],
     "service_bench.py": ["all", "--votes", "3", "--burst", "12", "--backlog", "12"],
@@ -30,6 +31,7 @@ SMALL = {
 BASELINE = {
     "archive_bench.py": "baseline copy",
     "commands_bench.py": "stdlib parse",
+    "lmtp_bench.py": "raw LMTP echo (baseline)",
     "owners_bench.py": "baseline",
     "replay_bench.py": "bare mailbox parse",
     "service_bench.py": "raw fetch+reply (baseline)",

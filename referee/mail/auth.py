@@ -246,8 +246,8 @@ def warning(settings: Settings) -> str | None:
         return None
     why = (
         "[auth] required = false"
-        if settings.imap is not None
-        else "no [imap] section and [auth] required not set"
+        if settings.imap is not None or settings.lmtp is not None
+        else "no [imap] or [lmtp] section and [auth] required not set"
     )
     return (
         f"SENDER AUTHENTICATION IS OFF ({why}): anyone who writes a player's address in From "

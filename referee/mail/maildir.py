@@ -11,15 +11,18 @@ vote delivered before a deadline counts even when it is read after it (203, 213)
 Nothing stops the intake: an entry that is no readable file (a directory, a dangling link, a
 file that cannot be opened) is set aside in `.Quarantine` with a log line; a message larger
 than the game's limit is read only up to its headers. Two processes may look at one Maildir:
-a message another process moved away first is simply skipped.
+a message another process moved away first is simply skipped. Mail taken over LMTP that
+fails is written straight into `.Quarantine` (`keep`) before the MTA is answered.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import mailbox
 import os
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +30,7 @@ from pathlib import Path
 from referee.mail.intake import HEAD_BYTES
 
 log = logging.getLogger("referee.maildir")
+_kept = itertools.count(1)
 
 # Applies one message (raw bytes, or only its head when it is too large; its real size; when it
 # was delivered). Returns why it must be set aside, or None once it is committed; raises to stop
@@ -115,6 +119,19 @@ class MaildirInbox:
             self._move(path, self.processed)
             done += 1
         return done
+
+    def keep(self, raw: bytes, where: str = "lmtp") -> Path:
+        """Write a mail that came by another way (LMTP) into the quarantine folder, as an MTA
+        delivers (tmp/, fsync, rename into cur/): kept there before it is acknowledged."""
+        name = f"{int(time.time())}.M{time.time_ns() % 10**9}P{os.getpid()}Q{next(_kept)}.{where}"
+        tmp = self.quarantine / "tmp" / name
+        with tmp.open("wb") as file:
+            file.write(raw)
+            file.flush()
+            os.fsync(file.fileno())
+        final = self.quarantine / "cur" / f"{name}:2,"
+        os.replace(tmp, final)
+        return final
 
     def _move(self, path: Path, folder: Path) -> None:
         name = path.name if ":2," in path.name else path.name + ":2,S"

@@ -14,7 +14,7 @@ a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -680,6 +680,10 @@ _NOTED = select(_STRANGERS.id).where(
 _INSERT_INBOUND = insert(_INBOUND_T)
 _INSERT_EVENT = insert(_EVENTS_T)
 _INSERT_OUTBOX = insert(_OUTBOX_T)
+_SENT_MAIL = columns(_OUTBOX.message_id, _OUTBOX.recipient, _OUTBOX.kind, _OUTBOX.raw).where(
+    _OUTBOX.game_id == bindparam("g"),
+    _OUTBOX.message_id.in_(bindparam("m", expanding=True)),
+)
 _INSERT_STRANGER = insert(_STRANGERS_T)
 _INSERT_LINK = insert(_TABLES[ChainRow.__tablename__])
 
@@ -808,6 +812,17 @@ class UnitOfWork:
             }
         )
 
+    def sent_mail(self, message_ids: Sequence[str]) -> list[SentMail]:
+        """The game's outgoing mails with these Message-IDs (queued, sent or failed)."""
+        if not message_ids:
+            return []
+        rows = self._run(_SENT_MAIL, {"g": self.game_id, "m": list(message_ids)}).all()
+        found = {row[0]: SentMail(row[0], row[1], row[2], bytes(row[3])) for row in rows}
+        queued = {r["message_id"]: r for r in self._outbox}  # this unit's, not yet written
+        for mid, row in queued.items():
+            found.setdefault(mid, SentMail(mid, row["recipient"], row["kind"], row["raw"]))
+        return [found[m] for m in message_ids if m in found]
+
     def pending(self, at: datetime, token: str = "", address: str = "") -> Pending | None:
         """The request that waits for a confirmation, by its token or by who must confirm."""
         since = at - timedelta(days=CONFIRM_DAYS)
@@ -864,6 +879,16 @@ class UnitOfWork:
             return False
         self._run(_INSERT_STRANGER, {"game_id": self.game_id, "address": address, "day": day})
         return True
+
+
+@dataclass(frozen=True)
+class SentMail:
+    """One mail of the outbox, as a bounce names it."""
+
+    message_id: str
+    recipient: str
+    kind: str
+    raw: bytes
 
 
 @dataclass(frozen=True)
