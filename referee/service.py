@@ -48,7 +48,7 @@ from referee.mail.auth import DnsLookup
 from referee.mail.commands import REGISTRY, ParsedLine, fold, is_reply_subject, parse_commands
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
-from referee.mail.hints import QUOTED, Hint, hints, plain_vote
+from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
 from referee.mail.render import Renderer
@@ -390,6 +390,7 @@ class Referee:
                             outcomes.Syntax(
                                 syntax=line.spec.syntax(self.settings.game.language),
                                 problem=line.problem,
+                                hint=corrected(line.line, line.spec.name, mail.sender),
                             )
                         ),
                     )

@@ -48,8 +48,22 @@ def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
         assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
         confirmed = flat(outbox(referee, "reply", BOB)[-1])
         assert "(letto come VOTO 301 SÌ)" in confirmed and "Fatto." in confirmed
+        # a misspelt answer word in a command: the form and the line put right, never guessed
+        referee.receive(mail(ADA, "VOTO 301 SII", at=T0 + 4 * HOUR), T0 + 4 * HOUR)
+        answer = flat(outbox(referee, "reply", ADA)[-1])
+        assert "La forma è VOTO N SÌ|NO. Intendevi VOTO 301 SI?" in answer
+        assert referee.state.proposal(301).vote_of(ADA) is None  # type: ignore[union-attr]
     finally:
         store.close()
+
+
+def test_a_misspelt_word_in_a_command_gets_the_line_put_right(referee: Referee) -> None:
+    propose(referee)
+    referee.receive(mail(BOB, "VOTE 301 YSE\nVOTE 301 MAYBE", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    answer = flat(outbox(referee, "reply", BOB)[-1])
+    assert "The form is VOTE N YES|NO. Did you mean VOTE 301 YES?" in answer
+    assert answer.count("Did you mean") == 1  # "MAYBE" is close to no answer word: no guess
+    assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
 
 
 def test_a_vote_in_plain_words_is_done_only_on_a_bare_yes(referee: Referee) -> None:

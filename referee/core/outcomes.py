@@ -556,6 +556,7 @@ class Syntax(Refused):
     code: ClassVar[Reason] = Reason.SYNTAX
     syntax: str
     problem: str
+    hint: str = ""  # the line with a misspelt word put right, when that reads as the command
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,37 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
     return " ".join(keyword) if words[0].isupper() else ""
 
 
+def _answer_words(syntax: str) -> list[str]:
+    """The fixed words a command's form names ("VOTE N YES|NO": YES, NO), folded."""
+    words = re.split(r"[\s|\[\]()]+", syntax)
+    return [fold(w) for w in words[1:] if w.isalpha() and w.isupper() and len(w) > 1]
+
+
+def corrected(line: str, spec_name: str, sender: str = "") -> str:
+    """The command a line that names a command but misspells one of its words seems to mean
+    ("VOTE 301 YSE": `VOTE 301 YES`), or ""; only a correction that reads as the command."""
+    hit = match(line)
+    if hit is None or hit[0].name != spec_name:
+        return ""
+    spec, width = hit
+    choices = {w for lang in ("en", "it") for w in _answer_words(spec.syntax(lang))}
+    words = line.split()
+    fixed = list(words)
+    for index in range(width, len(words)):
+        word = fold(words[index]).strip(".,;:!?")
+        if word in choices or not word.isalpha():
+            continue
+        ranked = sorted(
+            ((difflib.SequenceMatcher(None, word, c).ratio(), c) for c in choices), reverse=True
+        )
+        if ranked and ranked[0][0] >= 0.6 and (len(ranked) < 2 or ranked[1][0] < ranked[0][0]):
+            fixed[index] = ranked[0][1]
+    written = " ".join(fixed)
+    if written == line or not _builds(spec.name, written, sender):
+        return ""
+    return written
+
+
 def _builds(name: str, written: str, sender: str) -> bool:
     try:
         found = parse_commands(sender, "", written)
