@@ -247,3 +247,84 @@ def test_a_real_game_from_the_readme_on_the_maildir(installed: Installed) -> Non
     assert "phase award" in status and "King Ada Lovelace" in status
     subjects = [str(m["Subject"]) for m in mailbox.Maildir(str(sent), create=False)]
     assert any("301" in s and "adopted" in s for s in subjects), subjects
+
+
+DEBIAN_PYTHON = Path("/usr/bin/python3")
+# The README's server lines that change the whole machine (packages, the system's service
+# manager, /usr/local/bin): left out here, each named, and checked apart where it can be.
+MACHINE_WIDE = ("apt-get install", "ln -s ", "install -m 0644 deploy/", "systemctl ")
+
+
+def _externally_managed() -> bool:
+    try:
+        done = subprocess.run(
+            [DEBIAN_PYTHON, "-c", "import sysconfig; print(sysconfig.get_path('stdlib'))"],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+        )
+    except OSError:
+        return False
+    return (Path(done.stdout.strip()) / "EXTERNALLY-MANAGED").is_file()
+
+
+@pytest.mark.skipif(
+    not _externally_managed() or os.geteuid() != 0,
+    reason="needs root and a system Python marked externally managed (Debian 12 and later)",
+)
+def test_the_readmes_server_install_as_written_on_an_externally_managed_python(
+    installed: Installed,
+) -> None:
+    """ "Installing on a server", line by line, with Debian's own Python: pip outside a
+    virtualenv is refused as the README says, the virtualenv takes the package, a user of its
+    own makes and checks the game. Paths move into a temporary folder and the user gets a name
+    of its own; the lines that change the whole machine are named in MACHINE_WIDE."""
+    (block,) = sh_blocks("Installing on a server")
+    refused = subprocess.run(
+        [DEBIAN_PYTHON, "-m", "pip", "install", "--dry-run", str(installed.wheel)],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+    )
+    assert refused.returncode != 0 and "externally-managed-environment" in refused.stderr
+    user = f"nomic{os.getpid()}"
+    base = Path(tempfile.mkdtemp(prefix="nomic-server-"))
+    base.chmod(0o755)
+    (base / "etc").mkdir()
+    lines, skipped = [], []
+    for line in block.strip().splitlines():
+        if line.startswith(MACHINE_WIDE):
+            skipped.append(line)
+            continue
+        line = line.replace("pip install .", f"pip install --quiet {installed.wheel}")
+        line = line.replace("/opt/", f"{base}/opt/").replace("/srv/", f"{base}/srv/")
+        line = line.replace("/etc/nomic-referee.env", f"{base}/etc/nomic-referee.env")
+        line = re.sub(r" nomic$", f" {user}", line) if line.startswith("useradd") else line
+        lines.append(line.replace("-u nomic ", f"-u {user} "))
+    assert len(skipped) == 4 and any("systemctl enable --now" in s for s in skipped)
+    venv_bin = base / "opt" / "nomic-referee" / "bin"
+    env = clean_env()
+    env["PATH"] = f"{venv_bin}{os.pathsep}{env['PATH']}"
+    env.pop("VIRTUAL_ENV", None)
+    script = "\n".join(["set -euo pipefail", f"PATH=/usr/bin:/usr/sbin:/bin:{venv_bin}", *lines])
+    try:
+        done = subprocess.run(
+            ["bash", "-c", script],
+            cwd=installed.source,  # the source folder, as the README's `deploy/` paths assume
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, f"{script}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        python = (venv_bin / "python").resolve()
+        assert python.is_relative_to(Path("/usr")), python  # the system's own Python
+        config = base / "srv" / "nomic" / "game.toml"
+        assert config.is_file() and config.stat().st_uid != 0  # written by the game's own user
+        assert list((base / "srv" / "nomic").glob("*.db")), "init made no database"
+        assert "FAIL" not in done.stdout and "config" in done.stdout  # doctor's lines
+        secrets = base / "etc" / "nomic-referee.env"
+        assert oct(secrets.stat().st_mode & 0o777) == "0o600"
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
