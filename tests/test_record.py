@@ -179,6 +179,18 @@ def test_archive_by_mail_sends_the_players_mail_and_a_config_without_secrets(
     game.receive(mail(ADA, "STATUS", message_id="<ada-status@example.org>"), T0)
     game.receive(mail(EVE, "hello, may I see?", message_id="<eve-1@example.org>"), T0)
     game.receive(mail(EVE, "JOIN Eve Stranger", message_id="<eve-2@example.org>"), T0)
+    asked = [r for r in game.store.outbox(game.game_id) if r.kind == "confirm"]
+    assert len(asked) == 1  # Eve confirms from her address: still a stranger's mail
+    confirm_id = str(message_from_bytes(asked[0].raw)["Message-ID"])
+    yes = mail(EVE, "yes", "Re: confirm", message_id="<eve-3@example.org>")
+    yes = yes.replace(
+        b"Subject:", f"In-Reply-To: {confirm_id}\nReferences: {confirm_id}\nSubject:".encode(), 1
+    )
+    game.receive(yes, T0)
+    assert [r.status for r in game.store.outbox(game.game_id) if r.kind == "join_prompt"]
+    elsewhere = mail(ADA, "VOTE 301 YES", message_id="<ada-to-bob@example.org>")
+    elsewhere = elsewhere.replace(b"To: referee@nomic.example", b"To: bob@example.org", 1)
+    game.receive(elsewhere, T0)  # Ada's mail to Bob, resent here: refused, and never shared
     game.receive(mail(CARLA, "SCORES", message_id="<carla-scores@example.org>"), T0)
     reply = ask(game, BOB, 2)
     assert "Done." in text_of(reply) and "2 mails" in text_of(reply)
