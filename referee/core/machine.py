@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from referee.core import changes, labels, mechanics, notices, outcomes, params, procedure, view
@@ -173,7 +173,7 @@ def archive(step: Step, cmd: Archive) -> outcomes.Accepted:
     today = step.now.astimezone(UTC).date()
     last = step.state.archived_at(cmd.sender)
     if last is not None and last.astimezone(UTC).date() == today:
-        tomorrow = datetime.combine(today, time(), tzinfo=UTC) + timedelta(days=1)
+        tomorrow = datetime(today.year, today.month, today.day, tzinfo=UTC) + timedelta(days=1)
         raise Refusal(outcomes.ArchiveDailyLimit(next=tomorrow))
     kept = tuple((who, at) for who, at in step.state.archives if who != cmd.sender)
     step.state = replace(step.state, archives=(*kept, (cmd.sender, step.now)))
