@@ -695,6 +695,41 @@ def outbox(
         store.close()
 
 
+@app.command("export-mail")
+def export_mail(
+    config: ConfigArg,
+    out: Annotated[Path, typer.Option(help="the mbox file to write what the referee received")],
+    sent: Annotated[
+        bool,
+        typer.Option(
+            "--sent",
+            help="also write what it sent, to OUT with .sent before the suffix "
+            "(record.mbox -> record.sent.mbox)",
+        ),
+    ] = False,
+) -> None:
+    """Write the game's record as mbox: every mail the referee received, in the order it took
+    effect, each From_ line dated then; with --sent also every mail it sent (rule 213).
+    `nomic-referee verify CONFIG OUT --sent OUT.sent` checks them. It holds strangers' mail too:
+    it is the operator's copy (players get theirs with ARCHIVE)."""
+    from referee.record import export_mail as write_export
+    from referee.record import sent_path
+
+    settings = settings_from(config, secrets=False)
+    for target in (out, sent_path(out)) if sent else (out,):
+        if target.exists() and not _replaceable(target):
+            fail(f"{target} exists and is not an mbox; choose another file")
+    store = existing_store(settings)
+    try:
+        with answers(settings, "export-mail"):
+            done = write_export(store, settings, out, sent)
+    finally:
+        store.close()
+    typer.echo(f"{counted(done.received, 'mail')} received written to {out}")
+    if done.sent_path is not None:
+        typer.echo(f"{counted(done.sent, 'mail')} sent written to {done.sent_path}")
+
+
 # ----- the archive and the website (issue 9) --------------------------------------------------
 
 

@@ -145,6 +145,7 @@ class LimitsConfig:
     joins_per_day: int = 10  # requests to join (confirmation mails) from strangers, all together
     debate_chars: int = 8_000  # 112: the longest words relayed to the table in one message
     debates_per_day: int = 20  # 112: messages of debate relayed per author and day (UTC)
+    archive_bytes: int = 5_000_000  # ARCHIVE (213): the largest record attached (compressed)
 
 
 @dataclass(frozen=True)

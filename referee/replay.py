@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import mailbox
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ from referee.archive.progress import progress_bar
 from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
+from referee.record import mbox_entry
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -181,15 +181,3 @@ def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) 
     with path.open("xb") as handle:
         for raw, at in messages:
             handle.write(mbox_entry(raw, at, sender))
-
-
-def mbox_entry(raw: bytes, at: datetime, sender: str) -> bytes:
-    """One message of an mbox: its `From ` line, its escaped bytes and the blank line after."""
-    stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if body.startswith(b"From "):
-        body = b">" + body
-    body = body.replace(b"\nFrom ", b"\n>From ")
-    if not body.endswith(b"\n"):
-        body += b"\n"
-    return f"From {sender} {time.asctime(stamp.timetuple())}\n".encode() + body + b"\n"

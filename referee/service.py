@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee import __version__, rulebook
+from referee import __version__, record, rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import chain, codec, engine, mechanics, outcomes, procedure, rulings
 from referee.core.appeals import crown_due
@@ -24,6 +24,7 @@ from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
     EVERYONE,
+    ArchiveRequest,
     AskToJoin,
     Command,
     Debate,
@@ -381,6 +382,7 @@ class Referee:
         effects: list[Effect] = []
         echoes = self._echoes(mail, state) if parsed else frozenset()
         queued = 1  # the reply
+        archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
         for line in parsed:
             if line.command is None:
                 items.append(
@@ -443,6 +445,8 @@ class Referee:
             if not isinstance(line.command, Debate):
                 facts.append(_fact(line, outcome))
             effects.extend(notices)
+            if any(isinstance(e, ArchiveRequest) for e in decision.effects):
+                archive = len(items) - 1
         items += _hint_items(hinted)
         if votes or confirmed:  # kept for a bare yes, or used by one
             kept = Suggest(mail.sender, "\n".join(votes))
@@ -456,10 +460,35 @@ class Referee:
             upto = _tomorrow(at) if last else None
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, next=upto))))
         self._keep_answer(work, mail, at, facts)
-        sent = self._reply(work, mail, at, state, items, confirm=bool(votes))
+        attached: tuple[outgoing.Attachment, ...] = ()
+        if archive is not None and self.render:
+            made, attached = self._archive(work, state)
+            items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
+        sent = self._reply(work, mail, at, state, items, confirm=bool(votes), attached=attached)
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
+
+    def _archive(
+        self, work: UnitOfWork, state: GameState
+    ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
+        """ARCHIVE's attachments (213): the players' mail received so far, as a gzipped mbox,
+        and the game's config without secrets; or, past `[limits] archive_bytes`, none and
+        the refusal that sends the player to the operator's `export-mail`."""
+        keys = work.players_mail_keys()
+        mine = [(raw, at) for raw, at in work.mail_links() if _dedupe_key(raw) in keys]
+        packed, count = record.archive_mbox(mine)
+        limit = self.settings.limits.archive_bytes
+        if len(packed) > limit:
+            size, most = record.shown_size(len(packed)), record.shown_size(limit)
+            return Outcome(outcomes.ArchiveTooLarge(size=size, limit=most)), ()
+        config = record.public_config(self.settings, state.started_at)
+        files = (
+            outgoing.Attachment(record.MAILBOX, "application/gzip", packed),
+            outgoing.Attachment(record.CONFIG, 'text/plain; charset="utf-8"', config.encode()),
+        )
+        sent = outcomes.ArchiveSent(messages=count, size=record.shown_size(len(packed)))
+        return Outcome(sent), files
 
     # ----- requests confirmed by reply: joining, moving (201) --------------------------------
 
@@ -791,9 +820,11 @@ class Referee:
         state: GameState,
         items: list[dict[str, Any]],
         confirm: bool = False,
+        attached: tuple[outgoing.Attachment, ...] = (),
     ) -> int:
         """The one reply; its Message-ID names the answer (`answer-<token>`, an APPEAL in
-        reply is about its decisions) or, with `confirm`, that it asks for a bare yes."""
+        reply is about its decisions) or, with `confirm`, that it asks for a bare yes;
+        `attached`: the files it carries (ARCHIVE's)."""
         token = answer_token(mail)
         self.queued += 1
         if not self.render:
@@ -826,9 +857,8 @@ class Referee:
             in_reply_to=mail.thread_id,
             references=(*mail.references[-10:], mail.thread_id),
         )
-        work.enqueue(
-            envelope.message_id, mail.sender, "reply", outgoing.build(rendered, envelope), at
-        )
+        raw = outgoing.build(rendered, envelope, attached)
+        work.enqueue(envelope.message_id, mail.sender, "reply", raw, at)
         return 1
 
     # ----- appeals about the referee's own decisions (212) -----------------------------------
@@ -1089,6 +1119,14 @@ def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
         if command is not None
         else "",
     }
+
+
+def _dedupe_key(raw: bytes) -> str:
+    """The dedupe key of a message the chain holds (as intake made it), or "" if unreadable."""
+    try:
+        return parse_message(raw, headers_only=True).dedupe_key
+    except Exception:  # a link's bytes were read once; nothing to match if they no longer are
+        return ""
 
 
 def _shown(message_id: str) -> str:

@@ -27,7 +27,7 @@ from types import ModuleType
 import pytest
 
 from referee.core.changes import RuleChangeKind, ScoreCause
-from referee.core.events import NoticeKind
+from referee.core.events import Notice, NoticeKind
 from referee.core.model import AppealKind, Phase, ProposalKind, ProposalStatus
 from referee.mail.markup import WIDTH
 from referee.mail.render import Renderer, templates_folder
@@ -286,7 +286,9 @@ def test_a_proposal_cannot_inject_markup_or_style() -> None:
     )
     game = Game()
     game.do(Propose(CARLA, ProposalKind.ENACT, text=attack))
-    effect = next(e for e in game.log if getattr(e, "kind", None) is NoticeKind.PROPOSAL_CIRCULATED)
+    effect = next(
+        e for e in game.log if isinstance(e, Notice) and e.kind is NoticeKind.PROPOSAL_CIRCULATED
+    )
     for language in LANGUAGES:
         out = Renderer(language, "Europe/Rome", "N", "r@x.example").render(
             "notices/proposal_circulated", effect.data

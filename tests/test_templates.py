@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from referee.core.events import Done, NoticeKind, Outcome, Propose, Reason, Vote
+from referee.core.events import Done, Notice, NoticeKind, Outcome, Propose, Reason, Vote
 from referee.core.mechanics import citations
 from referee.core.model import ProposalKind
 from referee.mail.render import Renderer, templates_folder
@@ -90,7 +90,7 @@ def test_every_notice_of_a_played_game_renders_with_strict_variables(language: s
     seen = set()
     r = renderer(language)
     for effect in game.log:
-        if hasattr(effect, "kind"):
+        if isinstance(effect, Notice):
             out = r.render(f"notices/{effect.kind.value}", effect.data)
             assert out.subject and out.text.strip()
             assert "<script>" not in out.html and "<b>50</b>" not in out.html
@@ -232,6 +232,7 @@ DATA: dict[str, dict[str, Any]] = {
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
     "confirm_needed": {"meant": "VOTE 301 YES"},
+    "archive_sent": {"messages": 12, "size": "38 kB"},
 }
 REASON_DATA: dict[str, Any] = {
     "winner": "Ada",
@@ -274,6 +275,7 @@ REASON_DATA: dict[str, Any] = {
     "email": "eve@example.net",
     "proposal": 301,
     "next": T0,
+    "size": "7.4 MB",
 }
 
 

@@ -204,6 +204,13 @@ class Query:
 
 
 @dataclass(frozen=True)
+class Archive:
+    """ARCHIVE: a player asks for the game's record, the players' mail and the config (213)."""
+
+    sender: str
+
+
+@dataclass(frozen=True)
 class AskToJoin:
     """JOIN Full Name, confirmed from the address: a stranger asks the King to play (201)."""
 
@@ -262,6 +269,7 @@ Command = (
     | ChooseDelivery
     | Suggest
     | Query
+    | Archive
     | AskToJoin
     | Admit
     | MoveAddress
@@ -288,6 +296,7 @@ EVENT_TYPES: tuple[type, ...] = (
     ChooseDelivery,
     Suggest,
     Query,
+    Archive,
     AskToJoin,
     Admit,
     MoveAddress,
@@ -302,4 +311,12 @@ EVENT_TYPES: tuple[type, ...] = (
 EVERYONE: tuple[str, ...] = ("*",)  # a notice for every active player
 
 
-Effect = Outcome | Notice
+@dataclass(frozen=True)
+class ArchiveRequest:
+    """An effect of ARCHIVE: send `sender` the players' mail and the game's config with the
+    reply. The engine has no store: the service reads the record and attaches it (213)."""
+
+    sender: str
+
+
+Effect = Outcome | Notice | ArchiveRequest

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from referee.core import (
@@ -47,6 +47,8 @@ from referee.core.events import (
     Accuse,
     Admit,
     Agree,
+    Archive,
+    ArchiveRequest,
     AskToJoin,
     Award,
     ChooseDelivery,
@@ -176,6 +178,20 @@ def query(step: Step, cmd: Query) -> outcomes.Accepted:
     return shown(asked=asked, rule=view.rule_data(rule, s.rules))
 
 
+def archive(step: Step, cmd: Archive) -> outcomes.Accepted:
+    """ARCHIVE (213): the request is recorded, once a day (UTC) per player, and the service
+    attaches the players' mail and the game's config to the reply (`ArchiveRequest`)."""
+    today = step.now.astimezone(UTC).date()
+    last = step.state.archived_at(cmd.sender)
+    if last is not None and last.astimezone(UTC).date() == today:
+        tomorrow = datetime(today.year, today.month, today.day, tzinfo=UTC) + timedelta(days=1)
+        raise Refusal(outcomes.ArchiveDailyLimit(next=tomorrow))
+    kept = tuple((who, at) for who, at in step.state.archives if who != cmd.sender)
+    step.state = replace(step.state, archives=(*kept, (cmd.sender, step.now)))
+    step.effects.append(ArchiveRequest(cmd.sender))
+    return outcomes.ArchiveSent()
+
+
 def confirm(step: Step, cmd: Confirm) -> outcomes.Accepted:
     rule = labels.resolve(step.state.rules, cmd.ref or cmd.rule).rule
     questions = [q for q in step.state.parameter_questions if rule and q.rule == rule.identity]
@@ -280,6 +296,7 @@ HANDLERS: dict[type, Handler] = {
     ChooseDelivery: choose_delivery,
     Suggest: suggest,
     Query: query,
+    Archive: archive,
     AskToJoin: ask_to_join,
     Admit: admit,
     MoveAddress: move_address,

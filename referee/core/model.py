@@ -339,6 +339,8 @@ class GameState:
     digest_at: datetime | None = None  # when the daily digest goes out
     # commands a player's plain words seemed to mean, waiting for a bare yes: email -> lines
     suggestions: tuple[tuple[str, str], ...] = ()
+    # ARCHIVE (213): each player's latest request, email -> when; one a day (UTC)
+    archives: tuple[tuple[str, datetime], ...] = ()
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     # --- lookups -------------------------------------------------------------------------
@@ -354,6 +356,13 @@ class GameState:
             if who == email:
                 return lines
         return ""
+
+    def archived_at(self, email: str) -> datetime | None:
+        """When this player last asked for the game's record (ARCHIVE), if ever."""
+        for who, at in self.archives:
+            if who == email:
+                return at
+        return None
 
     def delivery_of(self, email: str) -> DebateDelivery:
         for who, choice in self.debate_delivery:

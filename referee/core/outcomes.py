@@ -39,6 +39,7 @@ class Done(enum.StrEnum):
     HISTORY = "history"
     SCORES = "scores"
     HELP = "help"
+    ARCHIVE_SENT = "archive_sent"  # ARCHIVE: the players' mail and the config, attached (213)
     JOIN_ASKED = "join_asked"  # a confirmed request reached the King
     JOIN_CONFIRM_SENT = "join_confirm_sent"  # the mail layer asked the address to confirm
     ADMITTED = "admitted"  # the King's yes or no
@@ -117,6 +118,8 @@ class Reason(enum.StrEnum):
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    ARCHIVE_DAILY_LIMIT = "archive_daily_limit"  # ARCHIVE once a day per player
+    ARCHIVE_TOO_LARGE = "archive_too_large"  # the record is past [limits] archive_bytes
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
@@ -304,6 +307,29 @@ class Scores(Accepted):
 @dataclass(frozen=True)
 class Help(Accepted):
     code: ClassVar[Done] = Done.HELP
+
+
+@dataclass(frozen=True)
+class ArchiveSent(Accepted):
+    """ARCHIVE (213): the players' mail and the game's config go with the reply. The engine
+    records the request; the service, which reads the record, fills in what it attached."""
+
+    code: ClassVar[Done] = Done.ARCHIVE_SENT
+    messages: int = 0  # the players' mails in the attached mbox
+    size: str = ""  # the attachment's size, as written for a reader ("1.2 MB")
+
+
+@dataclass(frozen=True)
+class ArchiveDailyLimit(Refused):
+    code: ClassVar[Reason] = Reason.ARCHIVE_DAILY_LIMIT
+    next: datetime  # when the player may ask again (midnight UTC)
+
+
+@dataclass(frozen=True)
+class ArchiveTooLarge(Refused):
+    code: ClassVar[Reason] = Reason.ARCHIVE_TOO_LARGE
+    size: str
+    limit: str
 
 
 @dataclass(frozen=True)
@@ -810,6 +836,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     History,
     Scores,
     Help,
+    ArchiveSent,
     JoinAsked,
     JoinConfirmSent,
     Admitted,
@@ -883,6 +910,8 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    ArchiveDailyLimit,
+    ArchiveTooLarge,
     NotUnderstood,
     NotInForce,
     PlayerLeft,

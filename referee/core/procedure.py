@@ -21,6 +21,7 @@ from referee.core.events import (
     Accuse,
     Admit,
     Agree,
+    Archive,
     AskToJoin,
     Award,
     ChooseDelivery,
@@ -188,6 +189,14 @@ TABLE: tuple[Move, ...] = (
     ),
     Move(
         Query, "STATUS, RULES, RULE, HISTORY, SCORES, HELP", Role.ANYONE, ALWAYS | {Stage.OVER}, ()
+    ),
+    Move(
+        Archive,
+        "ARCHIVE",
+        Role.ANYONE,
+        ALWAYS | {Stage.OVER},
+        (),
+        note="once a day (UTC) per player",
     ),
     Move(AskToJoin, "JOIN", Role.STRANGER, ALWAYS, (M.TURNS,), note="no request of theirs waits"),
     Move(Admit, "ADMIT", Role.KING, ALWAYS, (M.TURNS,), note="the request waits for an answer"),

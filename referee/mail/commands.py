@@ -1,8 +1,9 @@
 """The mail commands: one small spec per command in a registry, English and Italian keywords.
 
 Serves rules 103 (the seven proposal kinds), 112 (REVISE, EXTEND), 114 (QUIT), 202 (AWARD),
-203 (VOTE), 209 (WINNER), 212-215 (APPEAL, CHAMPION, RULING, AGREE, ACCUSE, CROWN). Pure: text
-in, engine events (or a syntax problem) out. HELP is generated from this registry.
+203 (VOTE), 209 (WINNER), 212-215 (APPEAL, CHAMPION, RULING, AGREE, ACCUSE, CROWN), 213
+(ARCHIVE). Pure: text in, engine events (or a syntax problem) out. HELP is generated from
+this registry.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from referee.core.events import (
     Accuse,
     Admit,
     Agree,
+    Archive,
     AskToJoin,
     Award,
     ChooseDelivery,
@@ -709,6 +711,17 @@ REGISTRY: tuple[CommandSpec, ...] = (
         _query(QueryKind.SCORES, False),
     ),
     CommandSpec(
+        "archive",
+        "ARCHIVE",
+        "ARCHIVIO",
+        "ARCHIVE",
+        "ARCHIVIO",
+        "the players' mail to the game (an mbox) and its config, attached; once a day",
+        "la posta dei giocatori al gioco (un mbox) e la sua configurazione, in allegato; una "
+        "volta al giorno",
+        _no_args(Archive),
+    ),
+    CommandSpec(
         "help",
         "HELP",
         "AIUTO",
@@ -869,6 +882,7 @@ _COMMAND_OF: dict[str, type] = {
     "quit": Quit,
     "say": Debate,
     "debate": ChooseDelivery,
+    "archive": Archive,
 }
 
 

@@ -8,10 +8,14 @@ Every mail names, in `X-Nomic-Chain`, the link of the game's hash chain that the
 to (its number and head), so each player holds a copy of the head at each change (213).
 Every header value that comes from a player (a Subject echoed back, a display name) or from the
 config (the game's and players' names) passes through one sanitiser, `header_value`.
+A reply may carry files (ARCHIVE's mbox and config, 213): the text and HTML alternative is
+then the first part of a multipart/mixed whose boundary, like every other byte, depends only
+on the mail, so a replay makes it again byte for byte.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from dataclasses import dataclass
@@ -177,8 +181,48 @@ class Body:
         ]
 
 
-def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
+@dataclass(frozen=True)
+class Attachment:
+    """A file sent with a mail: its name as the reader saves it, its type and its bytes."""
+
+    filename: str  # plain ASCII: "mail.mbox.gz"
+    content_type: str  # "application/gzip"
+    data: bytes
+
+
+_FILENAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+
+
+def _mixed(body: Body, attachments: tuple[Attachment, ...], seed: str) -> tuple[list[bytes], bytes]:
+    """The body with files: multipart/mixed, the text and HTML first, each file in base64."""
+    digest = hashlib.sha256(seed.encode())
+    for item in attachments:
+        if not _FILENAME_OK.fullmatch(item.filename):
+            raise ValueError(f"not a file name to write into a header: {item.filename!r}")
+        digest.update(hashlib.sha256(item.data).digest())
+    boundary = "=_nomic_mixed_" + digest.hexdigest()[:24]
+    parts = [f"--{boundary}".encode(), *body.content_headers, b"", body.payload.rstrip(b"\n")]
+    for item in attachments:
+        parts += [
+            f"--{boundary}".encode(),
+            f"Content-Type: {item.content_type}".encode("ascii"),
+            b"Content-Transfer-Encoding: base64",
+            f'Content-Disposition: attachment; filename="{item.filename}"'.encode(),
+            b"",
+            base64.encodebytes(item.data).rstrip(b"\n"),
+        ]
+    parts.append(f"--{boundary}--".encode())
+    head = [f'Content-Type: multipart/mixed; boundary="{boundary}"'.encode()]
+    return head, b"\n".join(parts) + b"\n"
+
+
+def build(
+    rendered: Rendered | Body, envelope: Envelope, attachments: tuple[Attachment, ...] = ()
+) -> bytes:
     body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
+    content_headers, payload = body.content_headers, body.payload
+    if attachments:
+        content_headers, payload = _mixed(body, attachments, envelope.message_id)
     headers = [
         ("From", address_value(envelope.from_name or envelope.game, envelope.address)),
         ("To", address_value(envelope.recipient_name, envelope.recipient)),
@@ -206,5 +250,5 @@ def build(rendered: Rendered | Body, envelope: Envelope) -> bytes:
         for name, value in headers
     ]
     return b"\r\n".join(
-        [*lines, CHAIN_PENDING, *body.content_headers, b"", body.payload.replace(b"\n", b"\r\n")]
+        [*lines, CHAIN_PENDING, *content_headers, b"", payload.replace(b"\n", b"\r\n")]
     )

@@ -23,7 +23,7 @@ from typing import Any
 
 from alembic import command as alembic_command
 from alembic.config import Config as AlembicConfig
-from sqlalchemy import bindparam, case, delete, func, insert, inspect, text, update
+from sqlalchemy import and_, bindparam, case, delete, func, insert, inspect, or_, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy import select as columns
 from sqlalchemy.engine import Engine
@@ -685,7 +685,27 @@ _SENT_MAIL = columns(_OUTBOX.message_id, _OUTBOX.recipient, _OUTBOX.kind, _OUTBO
     _OUTBOX.message_id.in_(bindparam("m", expanding=True)),
 )
 _INSERT_STRANGER = insert(_STRANGERS_T)
-_INSERT_LINK = insert(_TABLES[ChainRow.__tablename__])
+_CHAIN_T = _TABLES[ChainRow.__tablename__]
+_INSERT_LINK = insert(_CHAIN_T)
+_MAIL_LINKS = (
+    columns(_CHAIN_T.c.raw, _CHAIN_T.c.at)
+    .where(_CHAIN_T.c.game_id == bindparam("g"), _CHAIN_T.c.kind == "mail")
+    .order_by(_CHAIN_T.c.seq)
+)
+# A player's own mail to the game: obeyed, or refused for a limit; never a stranger's (nor the
+# confirmation a stranger or a new address sends), never mail not shown to be its sender's,
+# never a player's mail written to someone else and resent here (ARCHIVE, 213).
+_PLAYERS_MAIL = columns(_INBOUND.dedupe_key).where(
+    _INBOUND.game_id == bindparam("g"),
+    or_(
+        and_(_INBOUND.status == "processed", _INBOUND.note != "confirmation"),
+        and_(
+            _INBOUND.status == "refused",
+            ~_INBOUND.note.startswith(UNBELIEVED),
+            ~_INBOUND.note.startswith("not_addressed"),
+        ),
+    ),
+)
 
 
 class UnitOfWork:
@@ -756,6 +776,15 @@ class UnitOfWork:
                 "commands": commands,
             },
         )
+
+    def mail_links(self) -> list[tuple[bytes, datetime]]:
+        """Every message the chain holds so far, in link order, with the time it took effect."""
+        rows = self._run(_MAIL_LINKS, {"g": self.game_id}).all()
+        return [(bytes(raw), at) for raw, at in rows if raw is not None]
+
+    def players_mail_keys(self) -> set[str]:
+        """The dedupe keys of the mail the players sent the game as themselves (ARCHIVE)."""
+        return {key for (key,) in self._run(_PLAYERS_MAIL, {"g": self.game_id}).all()}
 
     def sender_today(self, sender: str, at: datetime) -> SenderDay:
         """What this sender has asked of the referee so far on `at`'s day (UTC)."""
