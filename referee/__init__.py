@@ -1,3 +1,3 @@
 """nomic-referee: referees the game Nomic by email (rules 101-215 of the seed ruleset)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
