@@ -859,23 +859,40 @@ def site(
 @app.command()
 def replay(
     config: ConfigArg,
-    mbox: Annotated[Path, typer.Argument(help="the archived mail, an mbox file")],
+    mbox: Annotated[
+        Path, typer.Argument(help="the archived mail: an mbox file, or a Maildir folder")
+    ],
     until: Annotated[str | None, typer.Option(help="stop at this ISO 8601 time")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the state as JSON")] = False,
     out: Annotated[Path | None, typer.Option(help="write every mail it would send here")] = None,
     site: Annotated[
         Path | None, typer.Option(help="write the replayed game's website in this folder")
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="refuse mail with no delivery time (never use its sender's Date)"
+        ),
+    ] = False,
 ) -> None:
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
     from referee.core import view
+    from referee.replay import read_mail, undated
     from referee.replay import replay as run_replay
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
-    _check_mbox(mbox)
+    if not _maildir(mbox):
+        _check_mbox(mbox)
+    messages = read_mail(mbox)
+    missing = undated(messages)
+    if missing and strict:
+        fail(
+            f"{missing} of {counted(len(messages), 'message')} in {mbox} have no delivery time "
+            "(no date in their 'From ' line); --strict takes no sender's Date"
+        )
     with answers(settings, "replay"):
-        result = run_replay(settings, mbox, stop, out, site, progress=True)
+        result = run_replay(settings, messages, stop, out, site, progress=True)
     data = view.public_state(result.state, result.now)
     data["chain"] = {"link": result.link, "head": result.head}  # to compare with the mail's
     _print_state(data, as_json, settings.game.timezone)
@@ -888,6 +905,12 @@ def replay(
         typer.echo(
             f"{counted(result.pages, 'file')} of the website written in {site}; "
             f"open {site / 'index.html'}",
+            err=True,
+        )
+    if result.undated:
+        typer.echo(
+            f"warning: {counted(result.undated, 'message')} had no delivery time (no date in "
+            "the 'From ' line): the Date header its sender wrote was used; --strict refuses them",
             err=True,
         )
     if result.failed:
@@ -955,10 +978,15 @@ def verify(
         raise typer.Exit(1)
 
 
+def _maildir(path: Path) -> bool:
+    """A Maildir folder: the `cur` and `new` folders an MTA delivers into."""
+    return path.is_dir() and (path / "cur").is_dir() and (path / "new").is_dir()
+
+
 def _check_mbox(path: Path) -> None:
     """An mbox is a file that starts with a `From ` line; anything else is said plainly."""
     if path.is_dir():
-        fail(f"{path} is a folder; replay reads an mbox file")
+        fail(f"{path} is a folder but not a Maildir (no cur/, new/): give an mbox or a Maildir")
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)

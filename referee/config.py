@@ -43,6 +43,9 @@ class GameConfig:
     site: Path | None = None  # the static website `run` keeps up to date
     site_url: str = ""  # where the website is published: debate mail links its page there
     id: str = ""  # the game's key in the database and its Message-IDs; see `key`
+    # Seconds a deadline waits after its time, for the mail server's push of mail delivered
+    # just before it; the inbox is read before it fires either way (203, 213).
+    deadline_grace: int = 2
 
     @property
     def key(self) -> str:
@@ -407,6 +410,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "id",
         "site_url",
         "operator",
+        "deadline_grace",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -441,7 +445,14 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         site=_archive(_str(t, "site", "game", ""), folder),
         id=_game_id(_str(t, "id", "game", "")),
         site_url=_site_url(_str(t, "site_url", "game", "")),
+        deadline_grace=_grace(_int(t, "deadline_grace", "game", 2)),
     )
+
+
+def _grace(seconds: int) -> int:
+    if not 0 <= seconds <= 300:
+        raise ConfigError("[game] deadline_grace must be between 0 and 300 seconds")
+    return seconds
 
 
 def _game_id(value: str) -> str:

@@ -1,8 +1,12 @@
 """Replay an mbox of archived mail through a fresh game: how a player proves a result (213).
 
-Every message is fed in file order at its own time (the mbox `From ` line's date, else its
-`Date:` header, never earlier than the message before), with every deadline that falls due
-between messages fired in order, exactly as the live service would have done. A message the
+Every message is fed in file order at its delivery time, never earlier than the message
+before: the time the receiving side wrote, the mbox `From ` line's date in every common form
+(asctime with or without a zone, Gmail Takeout, Thunderbird, mutt, RFC 5322) or a Maildir
+file's name. A message with none takes its sender's `Date:` header, and the count of such
+messages is reported (`replay --strict` refuses them): a sender's clock is never trusted
+silently (issue 15). Every deadline that falls due between messages fires in order, exactly
+as the live service would have done. A message the
 live service would set aside in quarantine (unreadable, nested too deep) is set aside here
 too, by the same checks in `Referee.receive`, and named on stderr.
 """
@@ -11,12 +15,13 @@ from __future__ import annotations
 
 import logging
 import mailbox
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
 from email.policy import compat32
-from email.utils import parsedate_to_datetime
+from email.utils import mktime_tz, parsedate_to_datetime, parsedate_tz
 from pathlib import Path
 
 from referee.archive.progress import progress_bar
@@ -34,6 +39,7 @@ log = logging.getLogger("referee.replay")
 class Archived:
     raw: bytes
     at: datetime | None
+    delivered: bool = True  # False: `at` is the sender's Date header (or None), not a delivery
 
 
 @dataclass(frozen=True)
@@ -46,23 +52,65 @@ class ReplayResult:
     pages: int = 0  # files of the website written, when asked for one
     link: int = 0  # the hash chain's last link and head (213)
     head: str = ""
+    undated: int = 0  # messages with no delivery time: their sender's Date was used
 
 
-def _from_line_time(line: str) -> datetime | None:
-    words = line.split()
-    if len(words) < 5:
+# The date of a `From ` line as mail systems write it, after the envelope sender:
+# asctime ("Mon Jan  1 12:00:00 2024": mutt, Python's mailbox, Postfix, procmail),
+# Thunderbird ("From - Mon Jan 01 12:00:00 2024"), a zone before the year (Gmail Takeout:
+# "Sat Jan 01 12:00:00 +0000 2024") or after it, a zone name ("EST"), no seconds, a UUCP
+# "remote from host" tail; or an RFC 5322 date ("Mon, 1 Jan 2024 12:00:00 +0000").
+_ZONE = r"(?:[+-]\d{4}|[A-Za-z]{1,5})"
+_ASCTIME = re.compile(
+    r"(?:^|\s)(?:[A-Za-z]{3},?\s+)?(?P<month>[A-Za-z]{3})\s+(?P<day>\d{1,2})\s+"
+    r"(?P<time>\d{1,2}:\d{2}(?::\d{2})?)\s+(?:(?P<before>" + _ZONE + r")\s+)?"
+    r"(?P<year>\d{4})(?:\s+(?P<after>" + _ZONE + r"))?(?:\s+remote\s+from\s+\S+)?\s*$"
+)
+_RFC5322 = re.compile(
+    r"(?:^|\s)(?P<date>(?:[A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+"
+    r"\d{1,2}:\d{2}(?::\d{2})?\s+" + _ZONE + r")\s*$"
+)
+
+
+def from_line_time(line: str) -> datetime | None:
+    """The delivery time a mbox `From ` line records, in UTC; None when it records none that
+    can be read (a zone it does not know is no time: never guessed)."""
+    text = line.rstrip("\r\n")
+    if not text.startswith("From "):
         return None
-    text = " ".join(words[-5:])
-    for pattern in ("%a %b %d %H:%M:%S %Y",):
-        try:
-            return datetime.strptime(text, pattern).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-    return None
+    rest = text[5:]
+    found = _ASCTIME.search(rest)
+    if found is not None:
+        zone = found.group("before") or found.group("after") or "+0000"
+        clock = found.group("time")
+        if clock.count(":") == 1:
+            clock += ":00"
+        stamp = f"{found.group('day')} {found.group('month')} {found.group('year')} {clock} {zone}"
+        return _rfc_time(stamp)
+    dated = _RFC5322.search(rest)
+    return _rfc_time(dated.group("date")) if dated is not None else None
+
+
+_NAMED_ZONES = {"UT", "UTC", "GMT", "Z", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT"}
+
+
+def _rfc_time(text: str) -> datetime | None:
+    zone = text.split()[-1]
+    if zone.isalpha() and zone.upper() not in _NAMED_ZONES:
+        return None  # a zone name RFC 5322 does not define: never guessed
+    parts = parsedate_tz(text)
+    if parts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(mktime_tz(parts), UTC)
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def read_mbox(path: Path) -> list[Archived]:
-    """Each message's raw bytes and time: its `From ` line's date, else its Date header."""
+    """Each message's raw bytes and delivery time: its `From ` line's date. A message whose
+    `From ` line has none takes its Date header (set by its sender), marked `dated_by_sender`
+    so the caller says how many (`--strict` refuses them)."""
     if not path.is_file():
         raise FileNotFoundError(f"mbox not found: {path}")
     box = mailbox.mbox(str(path), create=False)
@@ -71,13 +119,37 @@ def read_mbox(path: Path) -> list[Archived]:
         for key in box.iterkeys():
             whole = box.get_bytes(key, from_=True)
             from_line, _, raw = whole.partition(b"\n")
-            at = _from_line_time(from_line.decode("latin-1"))
+            at = from_line_time(from_line.decode("latin-1"))
             if at is None:
-                at = _date_header(raw)
-            out.append(Archived(raw, at))
+                out.append(Archived(raw, _date_header(raw), delivered=False))
+            else:
+                out.append(Archived(raw, at))
     finally:
         box.close()
     return out
+
+
+def read_mail(path: Path) -> list[Archived]:
+    """The messages of an mbox file or a Maildir folder, each with its delivery time (a
+    Maildir's: the seconds its unique name starts with, as the MTA wrote it, else the file's
+    modification time, also the receiving side's)."""
+    if path.is_dir():
+        from referee.mail.maildir import delivered
+
+        box = mailbox.Maildir(str(path), factory=None, create=False)
+        found = []
+        for key in box.iterkeys():
+            name = Path(box._lookup(key))  # type: ignore[attr-defined]  # stdlib's own lookup
+            whole = path / name
+            found.append(Archived(whole.read_bytes(), delivered(whole.name, whole.stat().st_mtime)))
+        found.sort(key=lambda item: item.at or datetime.min.replace(tzinfo=UTC))
+        return found
+    return read_mbox(path)
+
+
+def undated(messages: list[Archived]) -> int:
+    """How many messages carry no delivery time of the receiving side."""
+    return sum(1 for m in messages if not m.delivered)
 
 
 def _date_header(raw: bytes) -> datetime | None:
@@ -111,7 +183,7 @@ def replay(
     read; `render` makes every mail without writing it; `inspect` sees the replayed store
     before it is thrown away (how `verify` compares); `start` is when the game began (else the
     config's `start`, else the first message's time)."""
-    messages = read_mbox(mbox) if isinstance(mbox, Path) else mbox
+    messages = read_mail(mbox) if isinstance(mbox, Path) else mbox
     times = [m.at for m in messages if m.at is not None]
     start = start or settings.game.start or (times[0] if times else until) or datetime.now(UTC)
     store = Store("sqlite://")  # the replay's own throw-away store, in memory
@@ -164,6 +236,7 @@ def replay(
             pages,
             referee.link,
             referee.head,
+            undated(messages),
         )
     finally:
         store.close()

@@ -4,7 +4,9 @@
 (for cron and tests). `run_forever` watches the inbox (IMAP IDLE, polling as fallback, or the
 Maildir), fires deadlines with apscheduler, sends mail as it is queued, and stops cleanly on
 SIGTERM or SIGINT. Deadlines are derived from the stored state, so after a restart or a
-machine that was off for a day, whatever fell due is fired, once.
+machine that was off for a day, whatever fell due is fired, once. A deadline fires only after
+the inbox (Maildir or IMAP) has been read up to it, `[game] deadline_grace` seconds late for
+the server's push of a mail delivered just before it: live and `replay` count the same mail.
 
 One owner per game (212: nothing applied twice): any number of `run` processes (`Worker`s)
 may share a database. Each game is worked by the one process that holds its lease, renewed
@@ -35,7 +37,7 @@ import uuid
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -125,6 +127,8 @@ class Service:
         # failure of the database found by an LMTP delivery stops the game.
         self._lmtp_after: AfterMail | None = None
         self._fatal: asyncio.Future[None] | None = None
+        # One read of the IMAP inbox at a time: the intake's, or the one before a deadline.
+        self._reading: asyncio.Lock | None = None
 
     def _postman(self) -> Postman | MaildirPostman:
         """SMTP when configured; without [smtp], what the referee sends goes to `sent/`."""
@@ -370,7 +374,8 @@ class Service:
                 validity,
                 inbox.uidvalidity,
             )
-        done, last = await inbox.drain(handle, failed, self.halt)
+        async with self._reading or contextlib.nullcontext():
+            done, last = await inbox.drain(handle, failed, self.halt)
         if done or validity != inbox.uidvalidity:
             _, previous = await asyncio.to_thread(self.store.mailbox, game, folder)
             await asyncio.to_thread(
@@ -461,10 +466,13 @@ class Service:
         """Work the game until stop (False) or until the worker hands it on (True)."""
         self.halt.clear()
         self._work = ThreadPoolExecutor(1, thread_name_prefix=f"game-{self.game_id}")
+        self._reading = asyncio.Lock()
         done = asyncio.Event()  # the game's tasks end: stop, or handed on
         wake_outbox, wake_clock = asyncio.Event(), asyncio.Event()
         scheduler = AsyncIOScheduler(timezone=UTC)
         released = False
+
+        grace = timedelta(seconds=self.settings.game.deadline_grace)
 
         def reschedule() -> None:
             due = engine.next_deadline(self.referee.state)
@@ -475,7 +483,7 @@ class Service:
             scheduler.add_job(
                 wake_clock.set,
                 "date",
-                run_date=max(due, self.clock()),
+                run_date=max(due + grace, self.clock()),  # the server's push of the last mail
                 id="deadline",
                 replace_existing=True,
                 misfire_grace_time=None,
@@ -589,27 +597,29 @@ class Service:
     async def _backlog(self) -> None:
         """At start, the mail that waits, each at its delivery time, before the deadlines that
         fell due while the service was off are caught up (as `replay` interleaves them)."""
-        if self.settings.imap is None:
-            await self._before_deadlines()
-            return
-        inbox = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
-        try:
-            await inbox.connect()
-            self.summary.processed += await self._drain(inbox, self.summary, self.clock)
-        except (LostGame, DatabaseDown):
-            raise
-        except Exception as exc:  # the intake retries; the deadlines cannot wait on the server
-            log.warning(
-                "cannot read the IMAP backlog before the deadlines (%s: %s)",
-                exc.__class__.__name__,
-                exc,
-            )
-        finally:
-            await inbox.close()
+        await self._before_deadlines("backlog")
 
-    async def _before_deadlines(self) -> None:
-        """Maildir: apply what was delivered before a deadline fires (IMAP: read as it comes)."""
+    async def _before_deadlines(self, what: str = "inbox") -> None:
+        """Apply what was delivered before a deadline fires, each mail at its delivery time:
+        the Maildir, or the IMAP inbox over a connection of its own (the intake's IDLE may not
+        have heard of a mail delivered a second before the deadline; issue 15)."""
         if self.settings.imap is not None:
+            inbox = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
+            try:
+                await inbox.connect()
+                done = await self._drain(inbox, self.summary, self.clock)
+                self.summary.processed += done
+            except (LostGame, DatabaseDown):
+                raise
+            except Exception as exc:  # the intake retries; the deadlines cannot wait on it
+                log.warning(
+                    "cannot read the IMAP %s before the deadlines (%s: %s)",
+                    what,
+                    exc.__class__.__name__,
+                    exc,
+                )
+            finally:
+                await inbox.close()
             return
         try:
             self.summary.processed += await self._in_thread(

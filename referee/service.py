@@ -46,7 +46,14 @@ from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
 from referee.mail.auth import DnsLookup
-from referee.mail.commands import REGISTRY, ParsedLine, fold, is_reply_subject, parse_commands
+from referee.mail.commands import (
+    REGISTRY,
+    ParsedLine,
+    fold,
+    is_reply_subject,
+    parse_commands,
+    torn,
+)
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
@@ -383,7 +390,18 @@ class Referee:
         echoes = self._echoes(mail, state) if parsed else frozenset()
         queued = 1  # the reply
         archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
-        for line in parsed:
+        contradicted = torn(
+            parsed,
+            lambda p: (
+                bool(echoes) and not isinstance(p.command, Debate) and normalise(p.line) in echoes
+            ),
+        )
+        for index, line in enumerate(parsed):
+            if index in contradicted:  # two answers to one question: never chosen by order
+                asked_again = Outcome(outcomes.TwoAnswers(other=_cut_line(contradicted[index])))
+                items.append(_item(line.line, asked_again))
+                facts.append(_fact(line, asked_again))
+                continue
             if line.command is None:
                 items.append(
                     _item(
@@ -1105,6 +1123,10 @@ def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
 def answer_token(mail: InboundMail) -> str:
     """The token of the referee's answer to `mail`, in its Message-ID's thread (212)."""
     return confirm.token(mail.dedupe_key, "answer")
+
+
+def _cut_line(line: str) -> str:
+    return line if len(line) <= QUOTED_LINE else line[:QUOTED_LINE] + "..."
 
 
 def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:

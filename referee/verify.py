@@ -20,7 +20,6 @@ nothing.
 from __future__ import annotations
 
 import json
-import mailbox
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 from referee.config import Settings
 from referee.core import chain
 from referee.mail import intake
-from referee.replay import Archived, read_mbox, replay
+from referee.replay import Archived, read_mail, replay, undated
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -72,28 +71,18 @@ class _Replayed:
     outbox: dict[str, bytes] = field(default_factory=dict)
 
 
-def read_mail(path: Path) -> list[Archived]:
-    """The messages of an mbox file or a Maildir folder, each with its delivery time."""
-    if path.is_dir():
-        from referee.mail.maildir import delivered
-
-        box = mailbox.Maildir(str(path), factory=None, create=False)
-        found = []
-        for key in box.iterkeys():
-            name = Path(box._lookup(key))  # type: ignore[attr-defined]  # stdlib's own lookup
-            whole = path / name
-            found.append(Archived(whole.read_bytes(), delivered(whole.name, whole.stat().st_mtime)))
-        found.sort(key=lambda item: item.at or datetime.min)
-        return found
-    return read_mbox(path)
-
-
 def verify(
     settings: Settings, inbound: Path, sent: Path | None = None, database: bool = True
 ) -> Verdict:
     """Replay `inbound` and check the database's record and the `sent` mail against it."""
     messages = read_mail(inbound)
     verdict = Verdict(messages=len(messages))
+    missing = undated(messages)
+    if missing:
+        verdict.notes.append(
+            f"{missing} of {len(messages)} messages have no delivery time in their 'From ' line:"
+            " the time their sender wrote in Date was used (`replay --strict` refuses them)"
+        )
     replayed = _Replayed()
 
     def keep(store: Store, referee: Referee) -> None:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -183,3 +184,56 @@ def append(stack: MailStack, at: datetime, raw: bytes) -> None:
         assert status == "OK"
     finally:
         client.logout()
+
+
+def test_a_vote_delivered_over_imap_a_second_before_the_close_counts_live_and_in_replay(
+    tmp_path: Path, stack: MailStack, database_url: str, monkeypatch: Any
+) -> None:
+    """The deadline fires only after the IMAP inbox has been read up to it (issue 15, item 7).
+
+    The server's push is slow here (IDLE hears nothing): the running service must still read
+    the inbox before the vote closes, so the votes delivered one second before count, as they
+    do in `replay` of the same mail."""
+    from referee.mail.imap import ImapInbox
+
+    async def no_push(self: ImapInbox, stop: Any) -> None:
+        await stop.wait()  # the IDLE notification never comes before the deadline
+
+    monkeypatch.setattr(ImapInbox, "wait_for_mail", no_push)
+    settings = load_settings(live_config(tmp_path, stack, database_url))
+    now = datetime.now(UTC).replace(microsecond=0)
+    closes = now + timedelta(seconds=6)  # in real time: Dovecot takes no future INTERNALDATE
+    proposed = closes - timedelta(days=14)  # a week of debate, a week of voting
+    started = proposed - timedelta(hours=2)
+    game = replace(settings.game, start=started, deadline_grace=2)
+    settings = replace(settings, game=game)
+    mails = [(proposed, mail_from("carla", "PROPOSE ENACT\nHello.\nEND"))]
+    store = Store(settings.database_url)
+    try:
+        Referee.create(store, settings, started)
+        append(stack, *mails[0])
+        Service(settings, store).run_once(proposed)
+        service = Service(settings, store)
+        with running(service):
+            eventually(lambda: service.referee.state.phase.value == "voting")
+            delivered = closes - timedelta(seconds=1)
+            while datetime.now(UTC) < delivered:
+                time.sleep(0.02)
+            votes = [(delivered, mail_from(who, "VOTE 301 YES")) for who in ("ada", "bob", "carla")]
+            for at, raw in votes:
+                append(stack, at, raw)
+            eventually(lambda: service.referee.state.phase.value != "voting")
+            proposal = service.referee.state.proposal(301)
+            assert proposal is not None
+            assert sorted(voter for voter, _ in proposal.votes) == [
+                "ada@example.org",
+                "bob@example.org",
+                "carla@example.org",
+            ]
+            assert proposal.status.value == "adopted"
+        box = tmp_path / "imap.mbox"
+        write_mbox(box, [(raw, at) for at, raw in mails + votes], "player@example.org")
+        again = replay(settings, box, closes + timedelta(seconds=5)).state.proposal(301)
+        assert again == proposal
+    finally:
+        store.close()

@@ -272,6 +272,7 @@ REASON_DATA: dict[str, Any] = {
     "queued": 300,
     "what": "commands",
     "where": "proposal 301",
+    "other": "VOTE 301 NO",
     "email": "eve@example.net",
     "proposal": 301,
     "next": T0,

@@ -107,6 +107,7 @@ class Reason(enum.StrEnum):
     TOO_MANY_MAILS = "too_many_mails"
     DAILY_LIMIT = "daily_limit"
     QUOTED_NOTICE = "quoted_notice"
+    TWO_ANSWERS = "two_answers"  # two different answers to one question in one mail
     # The roster (201, 114): who may join, vote and move.
     ALREADY_PLAYING = "already_playing"
     REQUEST_PENDING = "request_pending"
@@ -669,6 +670,15 @@ class QuotedNotice(Refused):
 
 
 @dataclass(frozen=True)
+class TwoAnswers(Refused):
+    """Two different answers to one question in one mail (VOTE 301 YES and VOTE 301 NO):
+    never resolved by their order; both refused, the player asked again."""
+
+    code: ClassVar[Reason] = Reason.TWO_ANSWERS
+    other: str  # the other line
+
+
+@dataclass(frozen=True)
 class JoinAsked(Accepted):
     code: ClassVar[Done] = Done.JOIN_ASKED
     name: str
@@ -901,6 +911,7 @@ REFUSED: tuple[type[Refused], ...] = (
     DailyLimit,
     NotAddressed,
     QuotedNotice,
+    TwoAnswers,
     AlreadyPlaying,
     RequestPending,
     UnknownRequest,

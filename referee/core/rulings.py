@@ -35,6 +35,7 @@ from referee.core.threads import Thread
 GUARDS = frozenset(
     {
         outcomes.Reason.QUOTED_NOTICE.value,
+        outcomes.Reason.TWO_ANSWERS.value,
         outcomes.Reason.TOO_MANY_COMMANDS.value,
         outcomes.Reason.TOO_MANY_MAILS.value,
         outcomes.Reason.DAILY_LIMIT.value,

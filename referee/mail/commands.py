@@ -833,6 +833,52 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
     return found
 
 
+def _question(command: Command) -> tuple[tuple[object, ...], object] | None:
+    """What a command answers and its answer: VOTE 301 YES answers ('Vote', 301) with True.
+    None for a command that answers no question (a proposal, a query, a debate)."""
+    if isinstance(command, Vote):
+        return ("Vote", command.number), command.yes
+    if isinstance(command, Agree):
+        return ("Agree", command.appeal), command.agree
+    if isinstance(command, Admit):
+        return ("Admit", command.request), command.yes
+    if isinstance(command, GiveRuling):
+        return ("GiveRuling", command.appeal), (command.verdict, command.impossible, command.text)
+    if isinstance(command, NameChampion):
+        return ("NameChampion", command.appeal), fold(command.who)
+    if isinstance(command, Crown | NameWinner):
+        return (type(command).__name__,), fold(command.who)
+    if isinstance(command, Award):
+        return ("Award",), command.points
+    if isinstance(command, ChooseDelivery):
+        return ("ChooseDelivery",), command.delivery
+    return None
+
+
+def torn(
+    found: Sequence[ParsedLine], quoted: Callable[[ParsedLine], bool] = lambda _: False
+) -> dict[int, str]:
+    """The lines of a mail that give different answers to one question, each with another
+    line that contradicts it (by index into `found`). Never resolved by their order (issue
+    15): the quoting that would tell the player's own line from a quoted one was not seen,
+    so every answer to that question is refused and the player asked again. A line known
+    to be quoted (`quoted`: it repeats the referee's own mail) is no answer of the player."""
+    answers: dict[tuple[object, ...], list[tuple[int, object]]] = {}
+    for index, line in enumerate(found):
+        if line.command is None or quoted(line):
+            continue
+        asked = _question(line.command)
+        if asked is not None:
+            answers.setdefault(asked[0], []).append((index, asked[1]))
+    out: dict[int, str] = {}
+    for given in answers.values():
+        for index, answer in given:
+            other = next((i for i, a in given if a != answer), None)
+            if other is not None:
+                out[index] = found[other].line
+    return out
+
+
 def _span(start: int, end: int, shift: int) -> tuple[int, int]:
     """The body lines [first, last) a command took (a Subject's command: only what follows)."""
     first = max(start - shift, 0)

@@ -52,6 +52,21 @@ _ATTRIBUTION = re.compile(
     "|".join(rf"(?:{start})\b.*\b(?:{end})" for start, end in _WROTE.values()) + r"\s*$",
     re.I,
 )
+# Some clients drop the colon ("... <bob@example.org> wrote"): taken as an attribution only
+# when it names an address, so a sentence ending "Carla wrote" stays the player's own.
+_WROTE_BARE = {
+    "en": r"wrote",
+    "it": r"ha scritto",
+    "de": r"schrieb",
+    "fr": r"a [ée]crit",
+    "es": r"escribi[óo]",
+    "nl": r"schreef",
+}
+_ATTRIBUTION_BARE = re.compile(
+    "|".join(rf"(?:{_WROTE[lang][0]})\b.*@.*\b(?:{end})" for lang, end in _WROTE_BARE.items())
+    + r"\s*$",
+    re.I,
+)
 _ATTRIBUTION_START = re.compile(
     r"^\s*(?:" + "|".join(start for start, _ in _WROTE.values()) + r")\s", re.I
 )
@@ -200,7 +215,7 @@ def quoted_history_starts(lines: Sequence[str], index: int) -> bool:
 
 def _is_attribution(lines: Sequence[str], index: int) -> bool:
     line = lines[index].strip()
-    if _ATTRIBUTION.match(line):
+    if _ATTRIBUTION.match(line) or _ATTRIBUTION_BARE.match(line):
         return True
     # Gmail wraps a long attribution over two or three lines.
     if _ATTRIBUTION_START.match(line):
@@ -209,7 +224,7 @@ def _is_attribution(lines: Sequence[str], index: int) -> bool:
             if len(follow) > LONGEST:
                 break
             joined += " " + follow.strip()
-            if _ATTRIBUTION.match(joined):
+            if _ATTRIBUTION.match(joined) or _ATTRIBUTION_BARE.match(joined):
                 return True
     return False
 
