@@ -318,6 +318,7 @@ def run(
 
     every = [settings_from(path) for path in config]
     configure(every[0].log, verbose, once)
+    _token_warnings(every)
     moment = parse_time(now, "--now")
     if moment is not None and not once:
         fail("--now goes with --once")
@@ -332,6 +333,20 @@ def run(
     finally:
         for store in stores.values():
             store.close()
+
+
+def _token_warnings(every: list[Settings]) -> None:
+    """At start, in the log: an OAuth2 token file missing, or a refresh token near its end."""
+    from referee.mail import oauth as flow
+
+    log = logging.getLogger("referee.oauth")
+    for found in {s.oauth2.token_file: s.oauth2 for s in every if s.oauth2}.values():
+        try:
+            warning = flow.expiry_warning(found, flow.load(found.token_file), datetime.now(UTC))
+        except flow.TokenError as exc:
+            warning = str(exc)
+        if warning:
+            log.warning("%s", warning)
 
 
 def _run_games(
@@ -511,6 +526,47 @@ def doctor(
     if failures:
         typer.echo(f"{counted(failures, 'check')} failed", err=True)
         raise typer.Exit(1)
+
+
+@app.command()
+def oauth(config: ConfigArg) -> None:
+    """Sign the mailbox in with OAuth2 (device code, RFC 8628): no browser needed here.
+
+    Prints a web address and a code to enter there from any device; once the account's owner
+    approves, the refresh token is saved to [oauth2] token_file (mode 0600), and `run` and
+    `doctor` log in with XOAUTH2 from then on. Run it again when the token is revoked or
+    expires.
+    """
+    from referee.config import ConfigError, load_oauth2
+    from referee.mail import oauth as flow
+
+    settings_from(config, secrets=False)  # the whole config sound; no mail server's password
+    try:
+        oauth2 = load_oauth2(config)  # but the app's client secret, when it has one
+    except ConfigError as exc:
+        fail(str(exc))
+    if oauth2 is None:
+        fail(
+            f"{config}: no [oauth2] section; add one (token_url, device_url, client_id, "
+            'scope, token_file) and auth = "oauth2" under [imap] and [smtp]; '
+            "docs/operations.md has them for Gmail and Microsoft 365"
+        )
+    try:
+        code = flow.start_device_flow(oauth2)
+        typer.echo(f"To let the referee use the mailbox, open {code.verification_uri}")
+        typer.echo(f"and enter the code {code.user_code}")
+        if code.verification_uri_complete:
+            typer.echo(f"(or open {code.verification_uri_complete})")
+        minutes = max(1, code.expires_in // 60)
+        typer.echo(f"waiting for the approval (the code is good for {minutes} min)...")
+        tokens = flow.finish_device_flow(oauth2, code)
+    except flow.TokenError as exc:
+        fail(str(exc), 1)
+    typer.echo(f"signed in; the refresh token is saved in {oauth2.token_file}")
+    warning = flow.expiry_warning(oauth2, tokens, datetime.now(UTC))
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
+    typer.echo("next: nomic-referee doctor CONFIG")
 
 
 @app.command("dkim-key")

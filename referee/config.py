@@ -6,6 +6,7 @@ value of the wrong kind is a `ConfigError` with a one-line message naming the ke
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -64,6 +65,21 @@ def slug(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class OAuth2Config:
+    """[oauth2]: the provider's endpoints and the app registered there; the refresh token is
+    kept in `token_file` (mode 0600, rewritten whenever the provider rotates it), never here."""
+
+    token_url: str
+    device_url: str
+    client_id: str
+    token_file: Path
+    scope: str = ""
+    client_secret: str = field(default="", repr=False)  # from client_secret_env, if any
+    ca_file: str = ""  # the endpoints' CA, when not the system's
+    warn_days: int = 14  # a refresh token expiring sooner than this is warned of
+
+
+@dataclass(frozen=True)
 class ImapConfig:
     host: str
     port: int = 993
@@ -76,6 +92,8 @@ class ImapConfig:
     poll_seconds: int = 60
     idle_seconds: int = 300
     ca_file: str = ""
+    auth: str = "password"  # "password" (LOGIN) or "oauth2" (XOAUTH2 with [oauth2])
+    oauth2: OAuth2Config | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +106,8 @@ class SmtpConfig:
     ca_file: str = ""
     concurrency: int = 4
     timeout: float = 30.0
+    auth: str = "password"  # "password" (AUTH PLAIN/LOGIN) or "oauth2" (XOAUTH2 with [oauth2])
+    oauth2: OAuth2Config | None = None
 
 
 @dataclass(frozen=True)
@@ -169,6 +189,7 @@ class Settings:
     dkim: DkimConfig | None = None
     lmtp: LmtpConfig | None = None  # None: no LMTP listener
     operator: str = ""  # told when a player's mail bounces; "" for the King
+    oauth2: OAuth2Config | None = None  # [oauth2], for [imap]/[smtp] auth = "oauth2"
 
     @property
     def king(self) -> PlayerConfig:
@@ -189,6 +210,7 @@ _SECTIONS = {
     "metrics",
     "dkim",
     "lmtp",
+    "oauth2",
 }
 
 
@@ -265,20 +287,35 @@ def load_settings(path: Path, secrets: bool = True) -> Settings:
         raise ConfigError(f"{path}: {text}") from exc
 
 
-def _load(path: Path, secrets: bool) -> Settings:
+def load_oauth2(path: Path) -> OAuth2Config | None:
+    """[oauth2] alone, with its client secret read: for `oauth`, which talks to the provider
+    and never to the mail servers (their passwords are not asked for)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return _oauth2(_read(path), path.resolve().parent, True)
+    except ConfigError as exc:
+        text = str(exc)
+        raise ConfigError(text if str(path) in text else f"{path}: {text}") from exc
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"config file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def _load(path: Path, secrets: bool) -> Settings:
+    data = _read(path)
     unknown = sorted(set(data) - _SECTIONS)
     if unknown:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
-    imap = _imap(data, secrets)
+    oauth2 = _oauth2(data, folder, secrets)
+    imap = _imap(data, secrets, oauth2)
     lmtp = _lmtp(data)
     return Settings(
         game=_game(data, folder),
@@ -286,7 +323,7 @@ def _load(path: Path, secrets: bool) -> Settings:
         database_url=_database(data, folder),
         maildir=_maildir(data, folder),
         imap=imap,
-        smtp=_smtp(data, secrets),
+        smtp=_smtp(data, secrets, oauth2),
         auth=_auth(data, imap is not None or lmtp is not None),
         parameters=_parameters(data),
         folder=folder,
@@ -297,6 +334,7 @@ def _load(path: Path, secrets: bool) -> Settings:
         dkim=_dkim(data, folder),
         lmtp=lmtp,
         operator=_operator(data),
+        oauth2=oauth2,
     )
 
 
@@ -526,30 +564,126 @@ def _maildir(data: dict[str, Any], folder: Path, key: str = "path") -> Path:
     return path if path.is_absolute() else folder / path
 
 
-_SERVER_KEYS = {"host", "port", "username", "password", "password_env", "security", "ca_file"}
+_SERVER_KEYS = {
+    "host",
+    "port",
+    "username",
+    "password",
+    "password_env",
+    "security",
+    "ca_file",
+    "auth",
+}
 
 
 def _server(
-    data: dict[str, Any], where: str, port: int, security: str, more: set[str], secrets: bool
+    data: dict[str, Any],
+    where: str,
+    port: int,
+    security: str,
+    more: set[str],
+    secrets: bool,
+    oauth2: OAuth2Config | None,
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The connection keys [imap] and [smtp] share, and the section's table for the rest."""
     if where not in data:
         return None
     t = _table(data, where, _SERVER_KEYS | more, where)
+    auth = _str(t, "auth", where, "password")
+    if auth not in ("password", "oauth2"):
+        raise ConfigError(f"[{where}] auth must be 'password' or 'oauth2'")
+    if auth == "oauth2":
+        if oauth2 is None:
+            raise ConfigError(
+                f"[{where}] auth = 'oauth2' needs an [oauth2] section (token_url, device_url, "
+                "client_id, token_file)"
+            )
+        if "password" in t or "password_env" in t:
+            raise ConfigError(f"[{where}] auth = 'oauth2' takes no password: remove it")
+        if not _str(t, "username", where, "").strip():
+            raise ConfigError(f"[{where}] auth = 'oauth2' needs the account's username")
     common = {
         "host": _str(t, "host", where),
         "port": _int(t, "port", where, port),
         "username": _str(t, "username", where, ""),
-        "password": _secret(t, where, secrets),
+        "password": _secret(t, where, secrets) if auth == "password" else "",
         "security": _security(t, where, security),
         "ca_file": _str(t, "ca_file", where, ""),
+        "auth": auth,
+        "oauth2": oauth2 if auth == "oauth2" else None,
     }
     return common, t
 
 
-def _imap(data: dict[str, Any], secrets: bool = True) -> ImapConfig | None:
+_OAUTH2_KEYS = {
+    "token_url",
+    "device_url",
+    "client_id",
+    "client_secret_env",
+    "scope",
+    "token_file",
+    "ca_file",
+    "warn_days",
+}
+
+
+def _oauth2(data: dict[str, Any], folder: Path, secrets: bool) -> OAuth2Config | None:
+    """[oauth2]: where tokens come from. The client secret (some providers have none for a
+    device-flow app) is read from the environment variable `client_secret_env` names, and
+    only by the commands that log in (`secrets`)."""
+    if "oauth2" not in data:
+        return None
+    t = _table(data, "oauth2", _OAUTH2_KEYS, "oauth2")
+    urls = {}
+    for key in ("token_url", "device_url"):
+        url = _str(t, key, "oauth2").strip()
+        found = re.fullmatch(r"(https?)://(\[[^]/]+\]|[^/:?#]+)[\x21-\x7e]*", url)
+        if found is None or (found.group(1) == "http" and not _loopback(found.group(2))):
+            raise ConfigError(
+                f"[oauth2] {key} must be an https URL (plain http only on a loopback address)"
+            )
+        urls[key] = url
+    client_id = _str(t, "client_id", "oauth2").strip()
+    if not client_id:
+        raise ConfigError("[oauth2] client_id is empty: the app's id at the provider")
+    secret = ""
+    if "client_secret_env" in t:
+        name = _str(t, "client_secret_env", "oauth2")
+        value = os.environ.get(name)
+        if value is None and secrets:
+            raise ConfigError(f"[oauth2] client_secret_env: environment variable {name} is not set")
+        secret = value or ""
+    token_file = Path(_str(t, "token_file", "oauth2")).expanduser()
+    warn_days = _int(t, "warn_days", "oauth2", 14)
+    if warn_days < 0:
+        raise ConfigError("[oauth2] warn_days must be 0 or more")
+    return OAuth2Config(
+        token_url=urls["token_url"],
+        device_url=urls["device_url"],
+        client_id=client_id,
+        token_file=token_file if token_file.is_absolute() else folder / token_file,
+        scope=" ".join(_str(t, "scope", "oauth2", "").split()),
+        client_secret=secret,
+        ca_file=_str(t, "ca_file", "oauth2", ""),
+        warn_days=warn_days,
+    )
+
+
+def _loopback(host: str) -> bool:
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _imap(
+    data: dict[str, Any], secrets: bool = True, oauth2: OAuth2Config | None = None
+) -> ImapConfig | None:
     more = {"folder", "processed", "quarantine", "poll_seconds", "idle_seconds"}
-    found = _server(data, "imap", 993, "tls", more, secrets)
+    found = _server(data, "imap", 993, "tls", more, secrets, oauth2)
     if found is None:
         return None
     common, t = found
@@ -563,8 +697,10 @@ def _imap(data: dict[str, Any], secrets: bool = True) -> ImapConfig | None:
     )
 
 
-def _smtp(data: dict[str, Any], secrets: bool = True) -> SmtpConfig | None:
-    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"}, secrets)
+def _smtp(
+    data: dict[str, Any], secrets: bool = True, oauth2: OAuth2Config | None = None
+) -> SmtpConfig | None:
+    found = _server(data, "smtp", 587, "starttls", {"concurrency", "timeout"}, secrets, oauth2)
     if found is None:
         return None
     common, t = found

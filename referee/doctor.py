@@ -3,11 +3,13 @@
 Each check prints `OK`, `WARN` or `FAIL`, what it found, and for a failure the fix: the config
 and its files; the database (reachable, migrated, the game present); the clock; the IMAP
 server (login over the configured security, the folders, IDLE, MOVE); the SMTP server (TLS,
-login); and sender authentication. For that last one it reads the headers of the latest mail
-in the inbox, finds in each the `Received` line where the mail entered the operator's domain,
-and lists the `Authentication-Results` headers written above it (so by the receiving side;
-any below came with the mail and may be forged). It prints the `[auth]` lines that would
-accept those mails, for the operator to confirm; it never changes the config.
+login); with [oauth2], the token file (present, private, its token good, not near its end);
+with [lmtp], the port `run` listens on; and sender authentication. For that last one it reads
+the headers of the latest mail in the inbox, finds in each the `Received` line where the mail
+entered the operator's domain, and lists the `Authentication-Results` headers written above
+it (so by the receiving side; any below came with the mail and may be forged). It prints the
+`[auth]` lines that would accept those mails, for the operator to confirm; it never changes
+the config.
 
 Nothing is written except, with `--create-folders`, the IMAP folders the referee moves mail to.
 """
@@ -15,8 +17,10 @@ Nothing is written except, with `--create-folders`, the IMAP folders the referee
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import re
+import socket
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,13 +35,21 @@ import aiosmtplib
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from referee.config import AuthConfig, DkimConfig, ImapConfig, Settings, SmtpConfig
+from referee.config import (
+    AuthConfig,
+    DkimConfig,
+    ImapConfig,
+    LmtpConfig,
+    OAuth2Config,
+    Settings,
+    SmtpConfig,
+)
 from referee.counts import counted
-from referee.mail import servers
+from referee.mail import oauth, servers
 from referee.mail.auth import _authserv_id, authenticate, organisational_domain
 from referee.mail.imap import ImapInbox
 from referee.mail.signing import Signer, SigningError
-from referee.mail.smtp import tls_context
+from referee.mail.smtp import log_in, tls_context
 from referee.starter import example_addresses
 from referee.store.store import Store
 
@@ -80,6 +92,8 @@ def examine(
     """Every check, in order; the IMAP and SMTP ones only when those sections are there."""
     moment = now or datetime.now(UTC)
     checks = [*_config(path, settings), *_database(settings, moment)]
+    if settings.oauth2 is not None:
+        checks.append(_oauth2(settings.oauth2, moment))
     if settings.imap is not None:
         checks += asyncio.run(_imap(settings, settings.imap, create_folders, moment))
     else:
@@ -90,7 +104,82 @@ def examine(
         checks.append(ok("smtp", f"no [smtp]: mail is written to the Maildir {settings.sent}"))
     if settings.dkim is not None:
         checks.append(_dkim(settings.dkim, settings.game.address.rpartition("@")[2]))
+    if settings.lmtp is not None:
+        checks.append(_lmtp(settings.lmtp))
     return checks
+
+
+def _lmtp(config: LmtpConfig) -> Check:
+    """`run` can listen where [lmtp] says: the port is free to bind, or a running referee
+    already serves it (its greeting says so); anything else there is a failure."""
+    where = f"{config.address}:{config.port}"
+    try:
+        infos = socket.getaddrinfo(config.address, config.port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return failed("lmtp", f"{where}: unknown address ({exc.strerror})", "fix [lmtp] address")
+    family, kind, _, _, address = infos[0]
+    with socket.socket(family, kind) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as `run` binds it
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            busy = exc.errno == errno.EADDRINUSE
+            if not busy:
+                return failed(
+                    "lmtp",
+                    f"{where} cannot be bound ({exc.strerror})",
+                    "an address of this machine in [lmtp] address, and a port above 1023 "
+                    "unless the service may bind low ports",
+                )
+        else:
+            return ok("lmtp", f"{where} is free: run will take mail from the MTA there")
+    greeting = _greeting(address, family)
+    if "nomic-referee" in greeting:
+        return ok("lmtp", f"{where} is served by a running referee ({greeting})")
+    return failed(
+        "lmtp",
+        f"{where} is taken by another program" + (f" ({greeting})" if greeting else ""),
+        "choose a free port in [lmtp] port, and the same in Postfix's transport",
+    )
+
+
+def _greeting(address: tuple[object, ...], family: int) -> str:
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as client:
+            client.settimeout(5)
+            client.connect(address)
+            return client.recv(512).decode("ascii", "replace").strip().splitlines()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def _oauth2(config: OAuth2Config, now: datetime) -> Check:
+    """The token file is private, its refresh token gets an access token, and it is not about
+    to expire."""
+    sign_in = "nomic-referee oauth CONFIG"
+    path = config.token_file
+    if not path.exists():
+        return failed("oauth2", f"no token file {path}", f"{sign_in} (signs in, saves it)")
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        return failed(
+            "oauth2",
+            f"{path} is readable by others (mode {mode:04o}): it holds the mailbox's key",
+            f"chmod 600 {path}",
+        )
+    try:
+        tokens, warning = oauth.check(config, now)
+    except oauth.TokenError as exc:
+        return failed("oauth2", str(exc), sign_in)
+    if warning:
+        return warn("oauth2", warning, sign_in)
+    until = f"{tokens.expires_at:%Y-%m-%d %H:%M} UTC" if tokens.expires_at else "its expiry"
+    lasts = (
+        f"; the refresh token lasts until {tokens.refresh_expires_at:%Y-%m-%d} UTC"
+        if tokens.refresh_expires_at
+        else ""
+    )
+    return ok("oauth2", f"{path}: an access token valid until {until}{lasts}")
 
 
 def _dkim(
@@ -269,8 +358,12 @@ async def _imap(settings: Settings, config: ImapConfig, create: bool, now: datet
         line = str(exc) or exc.__class__.__name__
         return [failed("imap", line, _imap_fix(line, config))]
     try:
+        how = "XOAUTH2, " if config.auth == "oauth2" else ""
         found = [
-            ok("imap", f"{where}: logged in as {config.username} ({_security(config.security)})")
+            ok(
+                "imap",
+                f"{where}: logged in as {config.username} ({how}{_security(config.security)})",
+            )
         ]
         found += await _folders(inbox, config, create)
         found.append(
@@ -299,6 +392,8 @@ def _security(security: str) -> str:
 
 
 def _imap_fix(line: str, config: ImapConfig) -> str:
+    if "OAuth2" in line or "XOAUTH2" in line:
+        return "check [imap] username (the account the token was made for); nomic-referee oauth"
     if "LOGIN" in line or "AUTHENTICATE" in line:
         return "check [imap] username and its password (password_env)"
     if "[imap]" in line:
@@ -525,18 +620,20 @@ async def _smtp(config: SmtpConfig) -> list[Check]:
         version = tls.version() if tls is not None else "no TLS"
         found = [ok("smtp tls", f"{where}: {version}, security = {config.security!r}")]
         if config.username:
+            oauth2 = config.auth == "oauth2"
             try:
-                await client.login(config.username, config.password)
-            except aiosmtplib.SMTPException as exc:
-                found.append(
-                    failed(
-                        "smtp login",
-                        f"{where}: {exc}",
-                        "check [smtp] username and its password (password_env)",
-                    )
+                await log_in(client, config)
+            except (aiosmtplib.SMTPException, oauth.TokenError) as exc:
+                fix = (
+                    "check [smtp] username (the account the token was made for); "
+                    "nomic-referee oauth CONFIG"
+                    if oauth2
+                    else "check [smtp] username and its password (password_env)"
                 )
+                found.append(failed("smtp login", f"{where}: {exc}", fix))
                 return found
-            found.append(ok("smtp login", f"logged in as {config.username}"))
+            how = " (XOAUTH2)" if oauth2 else ""
+            found.append(ok("smtp login", f"logged in as {config.username}{how}"))
         else:
             found.append(ok("smtp login", "no [smtp] username: sending without logging in"))
         return found

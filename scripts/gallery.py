@@ -39,7 +39,7 @@ from referee.core.events import NoticeKind  # noqa: E402
 from referee.core.threads import Thread  # noqa: E402
 from referee.mail.outgoing import thread_root  # noqa: E402
 from referee.replay import read_mbox  # noqa: E402
-from referee.service import Referee  # noqa: E402
+from referee.service import BOUNCE_NOTICE, Referee  # noqa: E402
 from referee.store.store import Store  # noqa: E402
 
 LANGUAGES = ("en", "it")
@@ -78,6 +78,8 @@ REPLY_KINDS = (
     "reply-help",
     "stranger",
 )
+# Kinds of mail sent for the operator's sake, not a game's event: the notice of a bounce.
+OPERATOR_KINDS = (BOUNCE_NOTICE,)
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,53 @@ def play(language: str) -> list[Sent]:
         sent += scripted.sent
     finally:
         scripted.close()
-    return sent + play_tie(language) + play_roster(language) + play_ruling(language)
+    return (
+        sent
+        + play_tie(language)
+        + play_roster(language)
+        + play_ruling(language)
+        + play_bounce(language)
+    )
+
+
+def play_bounce(language: str) -> list[Sent]:
+    """A player's mailbox refuses the opening mail; the MTA's report comes back and the King
+    is told (205), with none of the report's words."""
+    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    try:
+        game.advance(start)  # the opening mail, to everyone
+        player = next(p for p in settings.players if not p.king)
+        returned = next(
+            m.raw for m in game.sent if f"<{player.email}>".encode() in m.raw.split(b"\n\n")[0]
+        )
+        headers = returned.split(b"\n\n", 1)[0].replace(b"\r\n", b"\n")
+        report = (
+            (
+                "From: MAILER-DAEMON@mx.example.org (Mail Delivery System)\n"
+                f"To: {settings.game.address}\n"
+                "Subject: Undelivered Mail Returned to Sender\n"
+                f"Date: {format_datetime(start + timedelta(minutes=5))}\n"
+                "Message-ID: <gallery-bounce@mx.example.org>\n"
+                "Auto-Submitted: auto-replied\n"
+                "MIME-Version: 1.0\n"
+                'Content-Type: multipart/report; report-type=delivery-status; boundary="B0"\n\n'
+                "--B0\nContent-Type: text/plain; charset=us-ascii\n\n"
+                f"<{player.email}>: host mx.example.org said: 550 5.1.1 no such user\n\n"
+                "--B0\nContent-Type: message/delivery-status\n\n"
+                "Reporting-MTA: dns; mx.example.org\n\n"
+                f"Final-Recipient: rfc822; {player.email}\nAction: failed\nStatus: 5.1.1\n\n"
+                "--B0\nContent-Type: text/rfc822-headers\n\n"
+            ).encode()
+            + headers
+            + b"\n\n--B0--\n"
+        )
+        game.receive(report, start + timedelta(minutes=5))
+        return [m for m in game.sent if m.kind == BOUNCE_NOTICE]
+    finally:
+        game.close()
 
 
 ROSTER_WORDS = {
@@ -505,7 +553,7 @@ def parts(raw: bytes) -> tuple[str, str, str]:
 
 
 def expected_kinds() -> list[str]:
-    return [k.value for k in NoticeKind] + list(REPLY_KINDS)
+    return [k.value for k in NoticeKind] + list(REPLY_KINDS) + list(OPERATOR_KINDS)
 
 
 def write(out: Path, language: str, chosen: dict[str, Sent]) -> list[str]:

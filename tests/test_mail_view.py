@@ -69,6 +69,7 @@ def test_the_games_send_every_kind_of_mail(language: str) -> None:
     kinds = set(mails(language))
     assert {k.value for k in NoticeKind} <= kinds
     assert set(_gallery().REPLY_KINDS) <= kinds
+    assert set(_gallery().OPERATOR_KINDS) == {"bounced"} <= kinds  # the notice of a bounce
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

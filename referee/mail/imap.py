@@ -7,7 +7,8 @@ first (RFC822.SIZE): a message over the game's limit is fetched only up to its h
 batch is never more than BATCH_BYTES. Messages are handed over in delivery order with their
 INTERNALDATE, the time each is applied at (203, 213). UIDVALIDITY and the highest UID seen are
 recorded; since processed mail leaves the INBOX and duplicates are recognised by Message-ID, a
-UIDVALIDITY change only needs to be logged.
+UIDVALIDITY change only needs to be logged. With `auth = "oauth2"` the login is AUTHENTICATE
+XOAUTH2 with a token from referee/mail/oauth.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from datetime import UTC, datetime
 from aioimaplib import aioimaplib
 
 from referee.config import ImapConfig
-from referee.mail import servers
+from referee.mail import oauth, servers
 
 log = logging.getLogger("referee.imap")
 
@@ -104,6 +105,21 @@ def parse_dates(lines: list[bytes | bytearray]) -> dict[int, datetime]:
     return dates
 
 
+class _Authenticate(aioimaplib.Command):  # type: ignore[misc]
+    """AUTHENTICATE with an initial response (RFC 4959). A refusal of XOAUTH2 comes first as
+    a `+` line carrying the error (base64 JSON); the client answers it with an empty line,
+    then the server says NO. aioimaplib keeps that `+` line and would wait for ever."""
+
+    def __init__(self, protocol: aioimaplib.IMAP4ClientProtocol, mechanism: str, data: str):
+        super().__init__("AUTHENTICATE", protocol.new_tag(), mechanism, data, loop=protocol.loop)
+        self.protocol = protocol
+
+    def append_to_resp(self, line: bytes, result: str = "Pending") -> None:
+        super().append_to_resp(line, result)
+        if bytes(line).startswith(b"+"):
+            self.protocol.transport.write(b"\r\n")
+
+
 class ImapInbox:
     """One connection to the referee's mailbox."""
 
@@ -129,6 +145,8 @@ class ImapInbox:
             await self._connect(create_folders)
         except ImapError as exc:
             raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
+        except oauth.TokenError:
+            raise  # the token endpoint's trouble, which it names
         except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
             raise ImapError(servers.problem("IMAP", c.host, c.port, exc, c.ca_file)) from exc
 
@@ -146,7 +164,10 @@ class ImapInbox:
         await client.wait_hello_from_server()
         if c.security == "starttls":
             await self._starttls(client)
-        _check(await client.login(c.username, c.password), "LOGIN")
+        if c.auth == "oauth2":
+            await self._xoauth2(client)
+        else:
+            _check(await client.login(c.username, c.password), "LOGIN")
         self.client = client
         await self._capabilities()
         for folder in (c.processed, c.quarantine) if create_folders else ():
@@ -181,6 +202,23 @@ class ImapInbox:
         )
         protocol.transport = transport
         await protocol.capability()
+
+    async def _xoauth2(self, client: aioimaplib.IMAP4) -> None:
+        """AUTHENTICATE XOAUTH2 with an access token (refreshed when needed). Should the server
+        refuse it, its error is read and the token is not offered again: the reconnect that
+        follows gets a fresh one."""
+        assert self.config.oauth2 is not None
+        tokens = oauth.keeper(self.config.oauth2)
+        token = await asyncio.to_thread(tokens.access_token)
+        protocol = client.protocol
+        command = _Authenticate(
+            protocol, "XOAUTH2", oauth.sasl_xoauth2(self.config.username, token)
+        )
+        response = await asyncio.wait_for(protocol.execute(command, scrub=token), 30)
+        if response.result != "OK":
+            await asyncio.to_thread(tokens.refused_token, token)
+        _check(response, "AUTHENTICATE XOAUTH2")
+        protocol.state = aioimaplib.AUTH
 
     async def _capabilities(self) -> None:
         assert self.client is not None

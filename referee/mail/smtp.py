@@ -3,7 +3,8 @@
 Connections are reused, at most `concurrency` at once. A 4xx answer, a timeout or a dropped
 connection is retried with exponential backoff; a 5xx answer is recorded as a permanent failure,
 and so is a row that cannot be sent at all (an address the client library refuses): it fails
-alone, the others go on. Rows are claimed in the store before they are sent, so two processes
+alone, the others go on. A refused login (535) is the account's trouble, not the mail's: it
+is retried like a 4xx. Rows are claimed in the store before they are sent, so two processes
 never send the same row. A crash between the server's 250 and the record of it may at worst
 send the same Message-ID again, which mail clients show once.
 """
@@ -20,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 import aiosmtplib
 
 from referee.config import SmtpConfig
-from referee.mail import servers
+from referee.mail import oauth, servers
 from referee.mail.signing import Signer
 from referee.store.store import Store
 from referee.store.tables import OutboxRow, OutboxStatus
@@ -49,6 +50,44 @@ def _answer(exc: Exception) -> tuple[int, str]:
 def tls_context(ca_file: str) -> ssl.SSLContext:
     """Certificates are always checked: the system's roots, or the CA file the config names."""
     return ssl.create_default_context(cafile=ca_file or None)
+
+
+async def log_in(client: aiosmtplib.SMTP, config: SmtpConfig) -> None:
+    """AUTH as the config says: nothing without a username, XOAUTH2 with an access token for
+    `auth = "oauth2"`, else the password (PLAIN or LOGIN, as the server offers)."""
+    if not config.username:
+        return
+    if config.auth != "oauth2":
+        await client.login(config.username, config.password)
+        return
+    assert config.oauth2 is not None
+    tokens = oauth.keeper(config.oauth2)
+    token = await asyncio.to_thread(tokens.access_token)
+    try:
+        await xoauth2(client, config.username, token)
+    except aiosmtplib.SMTPAuthenticationError:
+        await asyncio.to_thread(tokens.refused_token, token)  # the next try gets a new one
+        raise
+
+
+async def xoauth2(client: aiosmtplib.SMTP, user: str, token: str) -> None:
+    """AUTH XOAUTH2, sent here rather than by aiosmtplib (whose auth_xoauth2 only newer
+    versions have): a refusal is a 334 carrying the error, answered by an empty line, then
+    the 535."""
+    if client.is_ehlo_or_helo_needed:
+        await client.ehlo()
+    if "xoauth2" not in client.server_auth_methods:
+        raise aiosmtplib.SMTPException(
+            "the server does not offer AUTH XOAUTH2: check [smtp] host and port, or use "
+            "auth = 'password'"
+        )
+    answer = await client.execute_command(
+        b"AUTH", b"XOAUTH2", oauth.sasl_xoauth2(user, token).encode("ascii")
+    )
+    if answer.code == 334:
+        answer = await client.execute_command(b"")
+    if answer.code != 235:
+        raise aiosmtplib.SMTPAuthenticationError(answer.code, answer.message)
 
 
 class _Slot:
@@ -154,10 +193,14 @@ class Postman:
                 if slot.client is None or not slot.client.is_connected:
                     slot.client = self._client()
                     await slot.client.connect()
-                    if self.config.username:
-                        await slot.client.login(self.config.username, self.config.password)
+                    await log_in(slot.client, self.config)
                 raw = self.signer.sign(row.raw) if self.signer else row.raw
                 await slot.client.sendmail(self.sender, [row.recipient], raw)
+            except aiosmtplib.SMTPAuthenticationError as exc:  # the account's, not the mail's
+                await self._retry(row, now, self._problem(exc))
+                tally.deferred += 1
+                await slot.close()
+                continue
             except (aiosmtplib.SMTPResponseException, aiosmtplib.SMTPRecipientsRefused) as exc:
                 code, message = _answer(exc)
                 if 500 <= code < 600:
@@ -186,6 +229,11 @@ class Postman:
     def _problem(self, exc: BaseException) -> str:
         """The failure, naming the server (and `ca_file` when its certificate is the cause)."""
         c = self.config
+        if isinstance(exc, oauth.TokenError):
+            return str(exc)  # the token endpoint's problem, named in it
+        if isinstance(exc, aiosmtplib.SMTPAuthenticationError):
+            how = "the OAuth2 token" if c.auth == "oauth2" else "username and password"
+            return f"{servers.where('SMTP', c.host, c.port)}: login refused ({how}): {exc}"
         cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
         return servers.problem("SMTP", c.host, c.port, cause, c.ca_file)
 
