@@ -1028,7 +1028,7 @@ class Options:
     immutable: tuple[str, ...] = ()
     carry: tuple[tuple[str, str], ...] = ()  # (parameter, rule reference)
     # values the rules' texts state for parameters: (parameter, value, rule, sentence)
-    candidates: tuple[tuple[str, int, str, str], ...] = ()
+    candidates: tuple[tuple[str, int | str, str, str], ...] = ()
     dismissed: tuple[str, ...] = ()  # parameters whose candidates the group set aside
 
 
@@ -1107,7 +1107,7 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
             "",
             "[[candidates]]",
             f"parameter = {toml_string(parameter)}",
-            f"value = {value}",
+            f"value = {value if isinstance(value, int) else toml_string(value)}",
             f"rule = {toml_string(rule)}",
             f"sentence = {toml_string(sentence)}",
         ]

@@ -71,6 +71,8 @@ SHAPES = [
             "debate_days",
             "--dismiss",
             "voting_days",
+            "--dismiss",
+            "majority_after_rounds",
         ),
         "2327",
         {
@@ -87,12 +89,6 @@ SHAPES = [
         (
             "--immutable-under",
             "Immutable Rules",
-            "--dismiss",
-            "winning_score",
-            "--dismiss",
-            "majority_after_rounds",
-            "--dismiss",
-            "debate_days",
         ),
         "203",
         {"101": ("All players must always abide", "201 to 215 (mutable).")},
@@ -139,12 +135,6 @@ SHAPES = [
             "The game",
             "--immutable-under",
             "Changing the rules",
-            "--dismiss",
-            "winning_score",
-            "--dismiss",
-            "majority_after_rounds",
-            "--dismiss",
-            "debate_days",
         ),
         "209",
         {
@@ -240,7 +230,18 @@ SHAPES += [
         "numbered-markdown-subheadings-in-italian",
         "cava-regole.md",
         ("101", "102", "201", "203", "202"),
-        ("--immutable-under", "Regole immutabili"),
+        (
+            "--immutable-under",
+            "Regole immutabili",
+            "--carry",
+            "winning_score=202",
+            "--carry",
+            "majority_after_rounds=102",
+            "--carry",
+            "debate_days=201",
+            "--carry",
+            "max_mutable_rules=203",
+        ),
         "203",
         {"102": ("Una modifica delle regole", "2) hanno votato almeno due giocatori.")},
         immutable=("101", "102"),
@@ -416,7 +417,7 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
     assert refused.returncode == 2 and "winning_score = 50" in refused.stderr
     assert "--carry debate_days=2350" in refused.stderr
     carried = tmp_path / "carried"
-    flags = (
+    flags: tuple[str, ...] = (
         "--carry",
         "winning_score=2449",
         "--carry",
@@ -426,6 +427,12 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
         "--dismiss",
         "voting_days",
     )
+    two_thirds = cli(
+        "import", DATA / "driftwood-flr.txt", "--out", carried, *flags,
+        "--carry", "majority_after_rounds=106",
+    )  # fmt: skip
+    assert two_thirds.returncode == 2 and "cannot count" in two_thirds.stderr
+    flags += ("--dismiss", "majority_after_rounds")
     assert cli("import", DATA / "driftwood-flr.txt", "--out", carried, *flags).returncode == 0
     rules = {r.label: r for r in rulebook.load_folder(carried).rules}
     assert rules["2449"].parameters == (("winning_score", "50"),)
@@ -442,3 +449,93 @@ def test_a_document_named_directly_whose_rules_state_values_is_refused_with_the_
     assert "rule 204 says winning_score = 100" in refused.stderr
     assert "import it into a folder first" in refused.stderr and "--dismiss" in refused.stderr
     assert "edit its ruleset.toml" not in refused.stderr
+
+
+def test_italian_rules_state_values_too_and_init_refuses_until_each_is_handled(
+    tmp_path: Path,
+) -> None:
+    """An Italian ruleset's values are found as an English one's, each with its sentence; a
+    threshold of two thirds can only be dismissed (the referee counts unanimity or a majority)."""
+    cava = tmp_path / "cava"
+    done = cli("import", DATA / "cava-regole.md", "--out", cava, "--immutable", "101")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "rule 202 says winning_score = 100: “Vince il primo giocatore che raggiunge i 100 punti,"
+    ) in done.stdout
+    assert "rule 102 says majority_after_rounds = 0: “Una proposta passa quando:" in done.stdout
+    assert "rule 201 says debate_days = 7:" in done.stdout
+    assert "rule 203 says max_mutable_rules = 20:" in done.stdout
+    refused = cli("init", config(tmp_path, cava))
+    assert refused.returncode == 2 and "rule 201 says debate_days = 7" in refused.stderr
+    document = tmp_path / "lago.md"
+    document.write_text(
+        "# Regole del Lago\n\n"
+        "## 101. Le proposte\n\nOgni proposta ha due settimane di dibattito, poi si vota.\n\n"
+        "## 102. Il voto\n\nUna proposta è approvata a maggioranza semplice dei voti espressi.\n\n"
+        "## 201. Il punteggio\n\nUna proposta che cambia il punteggio è approvata con i due "
+        "terzi dei voti.\n\n"
+        "## 202. La votazione\n\nLa votazione resta aperta tre giorni.\n\n"
+        "## 203. La vittoria\n\nVince il primo giocatore che raggiunge 80 punti.\n",
+        encoding="utf-8",
+    )
+    lago = tmp_path / "lago"
+    done = cli("import", document, "--out", lago)
+    assert done.returncode == 0, done.stderr
+    for said in (
+        "rule 101 says debate_days = 14: “Ogni proposta ha due settimane di dibattito",
+        "rule 102 says majority_after_rounds = 0: “Una proposta è approvata a maggioranza",
+        "rule 201 says majority_after_rounds = 2/3: “Una proposta che cambia il punteggio",
+        "rule 202 says voting_days = 3: “La votazione resta aperta tre giorni.”",
+        "rule 203 says winning_score = 80: “Vince il primo giocatore che raggiunge 80 punti.”",
+    ):
+        assert said in done.stdout
+    assert "the referee counts only unanimity or a majority" in done.stdout
+    refused = cli("init", config(tmp_path, lago))
+    assert refused.returncode == 2 and "rule 101 says debate_days = 14" in refused.stderr
+    carry: tuple[str, ...] = ("--carry", "debate_days=101", "--carry", "voting_days=202")
+    carry += ("--carry", "winning_score=203")
+    two_thirds = cli("import", document, "--out", tmp_path / "x", *carry)
+    assert two_thirds.returncode == 0
+    refused = cli("init", config(tmp_path, tmp_path / "x"))
+    assert refused.returncode == 2 and "majority_after_rounds = 2/3" in refused.stderr
+    assert "--dismiss majority_after_rounds" in refused.stderr
+    settled = tmp_path / "settled"
+    flags = (*carry, "--dismiss", "majority_after_rounds")
+    assert cli("import", document, "--out", settled, *flags).returncode == 0
+    assert cli("init", config(tmp_path, settled)).returncode == 0
+    rules = {r.label: dict(r.parameters) for r in rulebook.load_folder(settled).rules}
+    assert rules["101"] == {"debate_days": "14"} and rules["203"] == {"winning_score": "80"}
+
+
+SEED = Path(rulebook.__file__).resolve().parent.parent / "ruleset" / "it" / "SOURCE.txt"
+
+
+def test_the_seeds_values_are_carried_by_its_own_rules(tmp_path: Path) -> None:
+    """The game's own Italian ruleset, imported: every value its rules state comes from the rule
+    that carries that parameter in the seed, so each is carried there, with the value the
+    shipped ruleset (ruleset/it) gives it, and init goes ahead, imported or named directly."""
+    folder = tmp_path / "seed"
+    done = cli("import", SEED, "--out", folder)
+    assert done.returncode == 0, done.stderr
+    assert "init refuses" not in done.stdout
+    for said in (
+        "rule 209 says winning_score = 100: “Il primo giocatore che raggiunge i 100 punti",
+        "rule 210 says max_mutable_rules = 25: “Non ci possono essere mai più di 25 leggi",
+        "rule 204 says majority_after_rounds = 2: “Un cambiamento di regolamento è adottato",
+        "rule 112 says debate_days_min = 7:",
+        "rule 202 says debate_days = 7:",
+        "rule 203 says voting_days = 7:",
+    ):
+        assert said in done.stdout
+        assert f"(carried by rule {said.split()[1]}, as in the seed)" in done.stdout
+    shipped = {r.number: dict(r.parameters) for r in rulebook.load_folder(SEED.parent).rules}
+    imported = {r.number: dict(r.parameters) for r in rulebook.load_folder(folder).rules}
+    carried = {n: p for n, p in imported.items() if p}
+    assert set(carried) == {112, 202, 203, 204, 209, 210}
+    for number, values in carried.items():
+        assert values == {k: v for k, v in shipped[number].items() if k in values}
+    assert cli("init", config(tmp_path, folder, language=None)).returncode == 0
+    direct = tmp_path / "direct"
+    direct.mkdir()
+    named = cli("init", config(direct, SEED, language=None))
+    assert named.returncode == 0, named.stderr
