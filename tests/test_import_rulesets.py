@@ -11,18 +11,24 @@ A generated ruleset of several hundred rules checks the same at scale.
 
 from __future__ import annotations
 
+import email.utils
 import random
 import re
 import textwrap
+import tomllib
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from referee import exporter, importer, rulebook
+from referee.config import load_settings
 from referee.core import labels, numbering
 from referee.counts import counted
-from tests.helpers import BOB, CARLA
+from referee.service import Referee
+from referee.store.store import Store
+from tests.helpers import ADA, BOB, CARLA, T0
 from tests.imported import bodies, config, message, replay_game, ruleset_order, turn
 from tests.test_cli import cli
 
@@ -539,3 +545,64 @@ def test_the_seeds_values_are_carried_by_its_own_rules(tmp_path: Path) -> None:
     direct.mkdir()
     named = cli("init", config(direct, SEED, language=None))
     assert named.returncode == 0, named.stderr
+
+
+def test_the_site_and_the_archive_keep_the_documents_order(tmp_path: Path) -> None:
+    """A ruleset in topic order (101, 102, 110, 201, 150, 202), a rule amended and one enacted:
+    the site's rules page and front page, the archive's index and full ruleset list the rules
+    in the document's order, the amended rule in its place and the new rule last; a game started
+    from the archive's rules/ mails its ruleset in that order too."""
+    folder = tmp_path / "rules"
+    done = cli("import", DATA / "orchard-nomic.md", "--out", folder, "--carry", "winning_score=202")
+    assert done.returncode == 0, done.stderr
+    game = tmp_path / "game"
+    game.mkdir()
+    settings_file = config(game, folder, "max_mutable_rules = 10")
+    settings = load_settings(settings_file)
+    script = [
+        *turn(CARLA, "PROPOSE AMEND 201\nEach player may pick one apple a day.\nEND", 301, 0),
+        *turn(ADA, "PROPOSE ENACT\nThe orchard is open on Sundays.\nEND", 302, 8),
+    ]
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0, render=False)
+        for item in script:
+            at = email.utils.parsedate_to_datetime(str(item["Date"]))
+            referee.receive(item.as_bytes(), at)
+        referee.advance(T0 + timedelta(days=17))
+    finally:
+        store.close()
+    read = [101, 102, 110, 301, 150, 202, 302]  # 201 amended by 301 in its place; 302 is new
+    archive = tmp_path / "archive"
+    written = cli("archive", "write", settings_file, archive)
+    assert written.returncode == 0, written.stderr
+    index = tomllib.loads((archive / "rules" / "index.toml").read_text(encoding="utf-8"))
+    assert index["order"] == read and [int(n) for n in index["in_force"]] == read
+    full = (archive / "ruleset-full.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"^## Rule (\d+)", full, re.M)] == read
+    site = tmp_path / "site"
+    built = cli("site", settings_file, "--out", site)
+    assert built.returncode == 0, built.stderr
+    page = (site / "rules.html").read_text(encoding="utf-8")
+    assert [
+        int(n) for n in re.findall(r"<h2><a href=\"rules/\d+\.html\">Rule (\d+)</a>", page)
+    ] == read
+    front = (site / "index.html").read_text(encoding="utf-8")
+    table = front.split('<table class="rules">')[1].split("</table>")[0]
+    assert [int(n) for n in re.findall(r">(\d+)</a></td>", table)] == read
+    # a new game from the archive's rules/: every label and the same order
+    again = tmp_path / "again"
+    again.mkdir()
+    second = config(again, archive / "rules")
+    state, sent = replay_game(second, [message(BOB, "RULE 110", 1)], again)
+    shown = {r["number"]: r.get("label", "") for r in state["rules"]}
+    assert shown == {
+        101: "101",
+        102: "102",
+        110: "110",
+        301: "201",
+        150: "150",
+        202: "202",
+        302: "",
+    }
+    assert ruleset_order(sent) == read
