@@ -104,9 +104,13 @@ class Candidate:
 
 
 def _sentences(text: str) -> list[str]:
-    flat = " ".join(text.split())
-    parts = re.split(r"(?<=[.;!?])\s+(?=[A-Z0-9(À-ÝÈÉ])", flat)
-    return [s.strip() for s in parts if s.strip()]
+    """The text's sentences; a Markdown heading inside a rule (`### 102.1`) ends one."""
+    out = []
+    for chunk in re.split(r"(?m)^\s{0,3}#{1,6}\s.*$", text):
+        flat = " ".join(chunk.split())
+        parts = re.split(r"(?<=[.;!?])\s+(?=[A-Z0-9(À-ÝÈÉ])", flat)
+        out += [s.strip() for s in parts if s.strip()]
+    return out
 
 
 def _count(word: str) -> int:

@@ -253,6 +253,31 @@ SHAPES += [
         immutable=("101", "102"),
         language="it",
     ),
+    Shape(
+        "numbered-parts-over-numbered-rules",
+        "reef-charter.md",
+        ("101", "102", "201", "205", "203"),
+        ("--immutable-under", "1", "--carry", "winning_score=203"),
+        "205",
+        {
+            "102": ("A rule change is the enactment", "who voted is in favour of it."),
+            "203": ("The first player to reach 50 points", "the reef is named after em."),
+        },
+        immutable=("101", "102"),
+    ),
+    Shape(
+        "numbered-rules-over-numbered-sub-rules",
+        "kelp-code.md",
+        ("101", "102", "201", "202"),
+        ("--carry", "winning_score=202", "--carry", "majority_after_rounds=102"),
+        "201",
+        {
+            "101": ("All players must always follow", "binds no one, whatever it says."),
+            "102": ("A player changes the rules by proposal;", "votes cast by the players."),
+            "202": ("The first player to reach 75 points", "the game ends with them."),
+        },
+        immutable=("101", "102"),
+    ),
 ]
 
 
@@ -606,3 +631,37 @@ def test_the_site_and_the_archive_keep_the_documents_order(tmp_path: Path) -> No
         302: "",
     }
     assert ruleset_order(sent) == read
+
+
+@pytest.mark.parametrize(
+    ("heads", "rules", "paths"),
+    [
+        # parts with no text over `### 1.1 Title` rules: the lower level carries the texts
+        (("## 1. The game", "### 1.1 Playing", "### 1.2 Changing", "## 2. Turns", "### 2.1 Turns"),
+         ("1.1", "1.2", "2.1"), ("1.1", "1.2", "2.1")),
+        # `## 101. Title` with no text of its own over `### 101.1 Title` rules
+        (("## 101. Rules", "### 101.1 Binding", "### 101.2 Repealed", "## 102. Proposals",
+          "### 102.1 Naming"), ("101.1", "101.2", "102.1"), ("101.1", "101.2", "102.1")),
+        # rules numbered afresh under each part: told apart by their part
+        (("## 1. The game", "### 1. Playing", "### 2. Changing", "## 2. Turns", "### 1. Turns"),
+         ("1", "2", "1"), ("1/1", "1/2", "2/1")),
+    ],
+)  # fmt: skip
+def test_numbered_headings_at_two_levels(
+    heads: tuple[str, ...], rules: tuple[str, ...], paths: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The level whose headings carry the rules' texts gives the rules; the other gives
+    headings: each rule whole, under its heading."""
+    blocks = ["# A Nomic", ""]
+    for head in heads:
+        blocks += [head, ""]
+        if head.startswith("### "):
+            blocks += [f"The text of {head[4:]}, a whole sentence that says what a rule says.", ""]
+    doc = importer.read_document("\n".join(blocks))
+    assert tuple(s.label for s in doc.sections) == rules
+    assert tuple(s.path for s in doc.sections) == paths
+    assert [h.line for h in doc.headings] == [h for h in heads if h.startswith("## ")]
+    for section, head in zip(doc.sections, [h for h in heads if h.startswith("###")], strict=True):
+        assert (
+            section.text == f"The text of {head[4:]}, a whole sentence that says what a rule says."
+        )
