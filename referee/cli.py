@@ -1141,6 +1141,16 @@ def import_document(
     if immutable_power is not None:
         marked += importer.immutable_by_power(doc, immutable_power)
     stated = findings.candidates(doc)
+    seeded = findings.seed_carried(doc, stated)
+    chosen_by_group = {name for name, _ in pairs} | set(dismiss or ())
+    for name, ref in pairs:
+        if any(c.parameter == name and c.rule == ref and not c.countable for c in stated):
+            fail(
+                f"--carry {name}={ref}: rule {ref} states a threshold the referee cannot count "
+                f"(it counts only unanimity or a majority); dismiss it (--dismiss {name})"
+            )
+    # the seed's own carriers carry what they state, as the shipped rulesets' rules do
+    pairs += [(c.parameter, c.rule) for c in seeded if c.parameter not in chosen_by_group]
     chosen = language.strip() or importer.detect_language(text)
     options = importer.Options(
         chosen,
@@ -1163,7 +1173,7 @@ def import_document(
     waiting = [c for c in stated if c.parameter not in handled]
     if stated:
         typer.echo("values the rules state for parameters the referee enforces:")
-        typer.echo("\n".join(findings.describe(stated)))
+        typer.echo("\n".join(findings.describe(stated, seeded)))
     if waiting:
         names = sorted({c.parameter for c in waiting})
         typer.echo(

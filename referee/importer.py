@@ -526,6 +526,7 @@ _WORD_HEADER = re.compile(
 # A Markdown heading that is a rule's number and title: `## 101. Title`, `### 101) Title`.
 _NUMBERED_HEADING = re.compile(
     r"^(?P<label>" + _LABEL_TEXT + r")(?P<end>[.):])(?:\s+(?P<title>.*))?$|^(?P<alone>\d+)$"
+    r"|^(?P<dotted>\d+(?:\.\d+)+)(?:\s+(?P<dtitle>.*))?$"  # `### 101.1` and `### 101.1 Title`
 )
 _BOLD_HEADER = re.compile(
     r"^(?P<open>\*\*|__)(?P<label>" + _LABEL_TEXT + r")(?P<end>[.):]?)(?P=open)"
@@ -573,10 +574,10 @@ def _header(line: str, index: int) -> _Header | None:
         body, level = atx.group("text").strip(), len(atx.group("hashes"))
         numbered = _NUMBERED_HEADING.match(_strip_emphasis(body))
         if numbered is not None:
-            label = numbered.group("label") or numbered.group("alone")
+            label = numbered.group("label") or numbered.group("alone") or numbered.group("dotted")
             if not _real_label(label):
                 return None
-            title = (numbered.group("title") or "").strip()
+            title = (numbered.group("title") or numbered.group("dtitle") or "").strip()
             return _Header(index, "heading", label, "", "", title, "", level, indent)
     if _BULLET_LINE.match(body) and not body.startswith(("**", "__")):
         return None
@@ -639,6 +640,8 @@ def _headers(lines: Sequence[str]) -> list[_Header]:
     levels = Counter(h.level for h in chosen)
     level = max(levels, key=lambda k: levels[k])
     if kind == "heading":  # `## 1. Games` over `### 101. Title`: a section, not a rule
+        if len(levels) > 1:
+            level = _rule_level(lines, chosen)
         chosen = [h for h in chosen if h.level == level]
         if _chapters(lines, chosen):
             return []
@@ -652,6 +655,45 @@ def _headers(lines: Sequence[str]) -> list[_Header]:
             continue  # a table of contents
         out.append(head)
     return out
+
+
+def _carries_text(lines: Sequence[str], head: _Header) -> bool:
+    """Whether a numbered heading has text of its own before the next heading."""
+    for line in lines[head.index + 1 :]:
+        if _ATX.match(line):
+            return False
+        if line.strip():
+            return True
+    return False
+
+
+def _rule_level(lines: Sequence[str], heads: Sequence[_Header]) -> int:
+    """Of numbered headings at two levels, the level whose headings are the rules, as a person
+    retyping the ruleset would take it: the level that carries the rules' texts. Parts over
+    rules (`## 1. Part` with little or no text, then `### 101. Rule`) give the lower level;
+    rules with sub-rules (`## 101.` over `### 101.1`, or sub-headings numbered afresh under
+    each rule) give the upper one, when it has text of its own; the sub-rules stay inside."""
+    levels = sorted({h.level for h in heads})
+    upper, lower = levels[0], levels[1]
+    ups = [h for h in heads if h.level == upper]
+    downs = [h for h in heads if h.level == lower]
+    upper_text = sum(_carries_text(lines, h) for h in ups) * 2 > len(ups)
+    if not upper_text:
+        return lower
+    parent: dict[int, str] = {}  # each lower heading -> the label of the upper one above it
+    current = ""
+    for head in heads:
+        if head.level == upper:
+            current = head.label
+        elif head.level == lower:
+            parent[head.index] = current
+    extends = sum(1 for h in downs if h.label.startswith(parent[h.index] + ".") and parent[h.index])
+    lower_labels = [h.label for h in downs]
+    restarts = len(set(lower_labels)) < len(lower_labels)
+    upper_distinct = len({h.label for h in ups}) == len(ups)
+    if extends * 2 > len(downs) or (restarts and upper_distinct):
+        return upper
+    return lower
 
 
 def _chapters(lines: Sequence[str], heads: Sequence[_Header]) -> bool:
@@ -703,6 +745,8 @@ class _HeaderReader:
         self.paths: set[str] = set()
         self.stack: list[Heading] = []
         self.markdown = any(h.level for h in headers)
+        named = [h.label for h in headers]
+        self.nested = len(set(named)) < len(named)  # numbered afresh under each heading
         self.title = ""
         self.preamble: list[str] = []
 
@@ -846,7 +890,9 @@ class _HeaderReader:
                 title = text  # the rule's title on the line under its header
                 marker.append(following.rstrip())
                 index += 1
-        path = self.unique(head.label)
+        # rules numbered afresh under each heading are told apart by it: `1/2`, `2/1`
+        under = self.stack[-1].path if self.nested and self.stack else ""
+        path = self.unique(f"{under}/{head.label}" if under else head.label)
         depth = len(self.stack) + 1
         section = Section(
             marker="\n".join(marker) + ("" if head.rest else "\n"),
@@ -1028,7 +1074,7 @@ class Options:
     immutable: tuple[str, ...] = ()
     carry: tuple[tuple[str, str], ...] = ()  # (parameter, rule reference)
     # values the rules' texts state for parameters: (parameter, value, rule, sentence)
-    candidates: tuple[tuple[str, int, str, str], ...] = ()
+    candidates: tuple[tuple[str, int | str, str, str], ...] = ()
     dismissed: tuple[str, ...] = ()  # parameters whose candidates the group set aside
 
 
@@ -1107,7 +1153,7 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
             "",
             "[[candidates]]",
             f"parameter = {toml_string(parameter)}",
-            f"value = {value}",
+            f"value = {value if isinstance(value, int) else toml_string(value)}",
             f"rule = {toml_string(rule)}",
             f"sentence = {toml_string(sentence)}",
         ]

@@ -237,6 +237,14 @@ def _check_candidates(folder: Path, meta: dict[str, Any]) -> None:
         for c in open_
     )
     first = open_[0]
+    if not isinstance(first.get("value"), int):  # a threshold the referee cannot count
+        raise RulesetError(
+            f"{folder}/ruleset.toml: the rules state values for parameters the referee "
+            f"enforces: {said}. The referee counts only unanimity or a majority, so set "
+            f'{first.get("parameter")} aside (dismissed = ["{first.get("parameter")}"], or '
+            f"`--dismiss {first.get('parameter')}`): the players keep the rule's threshold "
+            "themselves; then run init again"
+        )
     raise RulesetError(
         f"{folder}/ruleset.toml: the rules state values for parameters the referee enforces: "
         f"{said}. Carry each by its rule ([carry] {first.get('parameter')} = "
@@ -335,7 +343,9 @@ def load_document(path: Path, language: str) -> Ruleset:
     except UnicodeDecodeError as exc:
         raise RulesetError(f"{path}: not UTF-8 text ({exc})") from exc
     doc = importer.read_document(text)
-    stated = findings.candidates(doc)
+    found = findings.candidates(doc)
+    seeded = findings.seed_carried(doc, found)  # the seed's own carriers carry what they state
+    stated = [c for c in found if c not in seeded]
     if stated:  # never run on a house value the document's own rules contradict (111)
         said_ = "; ".join(line.strip() for line in findings.describe(stated))
         raise RulesetError(
@@ -354,6 +364,9 @@ def load_document(path: Path, language: str) -> Ruleset:
             label="" if nomic else n.section.label,
             path="" if nomic else n.section.path,
             position=0 if nomic else position,
+            parameters=tuple(
+                (c.parameter, str(c.value)) for c in seeded if c.rule == findings.rule_name(n)
+            ),
         )
         for position, n in enumerate(numbered, start=1)
     )

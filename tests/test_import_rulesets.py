@@ -11,18 +11,24 @@ A generated ruleset of several hundred rules checks the same at scale.
 
 from __future__ import annotations
 
+import email.utils
 import random
 import re
 import textwrap
+import tomllib
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from referee import exporter, importer, rulebook
+from referee.config import load_settings
 from referee.core import labels, numbering
 from referee.counts import counted
-from tests.helpers import BOB, CARLA
+from referee.service import Referee
+from referee.store.store import Store
+from tests.helpers import ADA, BOB, CARLA, T0
 from tests.imported import bodies, config, message, replay_game, ruleset_order, turn
 from tests.test_cli import cli
 
@@ -71,6 +77,8 @@ SHAPES = [
             "debate_days",
             "--dismiss",
             "voting_days",
+            "--dismiss",
+            "majority_after_rounds",
         ),
         "2327",
         {
@@ -87,12 +95,6 @@ SHAPES = [
         (
             "--immutable-under",
             "Immutable Rules",
-            "--dismiss",
-            "winning_score",
-            "--dismiss",
-            "majority_after_rounds",
-            "--dismiss",
-            "debate_days",
         ),
         "203",
         {"101": ("All players must always abide", "201 to 215 (mutable).")},
@@ -139,12 +141,6 @@ SHAPES = [
             "The game",
             "--immutable-under",
             "Changing the rules",
-            "--dismiss",
-            "winning_score",
-            "--dismiss",
-            "majority_after_rounds",
-            "--dismiss",
-            "debate_days",
         ),
         "209",
         {
@@ -240,11 +236,47 @@ SHAPES += [
         "numbered-markdown-subheadings-in-italian",
         "cava-regole.md",
         ("101", "102", "201", "203", "202"),
-        ("--immutable-under", "Regole immutabili"),
+        (
+            "--immutable-under",
+            "Regole immutabili",
+            "--carry",
+            "winning_score=202",
+            "--carry",
+            "majority_after_rounds=102",
+            "--carry",
+            "debate_days=201",
+            "--carry",
+            "max_mutable_rules=203",
+        ),
         "203",
         {"102": ("Una modifica delle regole", "2) hanno votato almeno due giocatori.")},
         immutable=("101", "102"),
         language="it",
+    ),
+    Shape(
+        "numbered-parts-over-numbered-rules",
+        "reef-charter.md",
+        ("101", "102", "201", "205", "203"),
+        ("--immutable-under", "1", "--carry", "winning_score=203"),
+        "205",
+        {
+            "102": ("A rule change is the enactment", "who voted is in favour of it."),
+            "203": ("The first player to reach 50 points", "the reef is named after em."),
+        },
+        immutable=("101", "102"),
+    ),
+    Shape(
+        "numbered-rules-over-numbered-sub-rules",
+        "kelp-code.md",
+        ("101", "102", "201", "202"),
+        ("--carry", "winning_score=202", "--carry", "majority_after_rounds=102"),
+        "201",
+        {
+            "101": ("All players must always follow", "binds no one, whatever it says."),
+            "102": ("A player changes the rules by proposal;", "votes cast by the players."),
+            "202": ("The first player to reach 75 points", "the game ends with them."),
+        },
+        immutable=("101", "102"),
     ),
 ]
 
@@ -416,7 +448,7 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
     assert refused.returncode == 2 and "winning_score = 50" in refused.stderr
     assert "--carry debate_days=2350" in refused.stderr
     carried = tmp_path / "carried"
-    flags = (
+    flags: tuple[str, ...] = (
         "--carry",
         "winning_score=2449",
         "--carry",
@@ -426,6 +458,12 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
         "--dismiss",
         "voting_days",
     )
+    two_thirds = cli(
+        "import", DATA / "driftwood-flr.txt", "--out", carried, *flags,
+        "--carry", "majority_after_rounds=106",
+    )  # fmt: skip
+    assert two_thirds.returncode == 2 and "cannot count" in two_thirds.stderr
+    flags += ("--dismiss", "majority_after_rounds")
     assert cli("import", DATA / "driftwood-flr.txt", "--out", carried, *flags).returncode == 0
     rules = {r.label: r for r in rulebook.load_folder(carried).rules}
     assert rules["2449"].parameters == (("winning_score", "50"),)
@@ -442,3 +480,188 @@ def test_a_document_named_directly_whose_rules_state_values_is_refused_with_the_
     assert "rule 204 says winning_score = 100" in refused.stderr
     assert "import it into a folder first" in refused.stderr and "--dismiss" in refused.stderr
     assert "edit its ruleset.toml" not in refused.stderr
+
+
+def test_italian_rules_state_values_too_and_init_refuses_until_each_is_handled(
+    tmp_path: Path,
+) -> None:
+    """An Italian ruleset's values are found as an English one's, each with its sentence; a
+    threshold of two thirds can only be dismissed (the referee counts unanimity or a majority)."""
+    cava = tmp_path / "cava"
+    done = cli("import", DATA / "cava-regole.md", "--out", cava, "--immutable", "101")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "rule 202 says winning_score = 100: “Vince il primo giocatore che raggiunge i 100 punti,"
+    ) in done.stdout
+    assert "rule 102 says majority_after_rounds = 0: “Una proposta passa quando:" in done.stdout
+    assert "rule 201 says debate_days = 7:" in done.stdout
+    assert "rule 203 says max_mutable_rules = 20:" in done.stdout
+    refused = cli("init", config(tmp_path, cava))
+    assert refused.returncode == 2 and "rule 201 says debate_days = 7" in refused.stderr
+    document = tmp_path / "lago.md"
+    document.write_text(
+        "# Regole del Lago\n\n"
+        "## 101. Le proposte\n\nOgni proposta ha due settimane di dibattito, poi si vota.\n\n"
+        "## 102. Il voto\n\nUna proposta è approvata a maggioranza semplice dei voti espressi.\n\n"
+        "## 201. Il punteggio\n\nUna proposta che cambia il punteggio è approvata con i due "
+        "terzi dei voti.\n\n"
+        "## 202. La votazione\n\nLa votazione resta aperta tre giorni.\n\n"
+        "## 203. La vittoria\n\nVince il primo giocatore che raggiunge 80 punti.\n",
+        encoding="utf-8",
+    )
+    lago = tmp_path / "lago"
+    done = cli("import", document, "--out", lago)
+    assert done.returncode == 0, done.stderr
+    for said in (
+        "rule 101 says debate_days = 14: “Ogni proposta ha due settimane di dibattito",
+        "rule 102 says majority_after_rounds = 0: “Una proposta è approvata a maggioranza",
+        "rule 201 says majority_after_rounds = 2/3: “Una proposta che cambia il punteggio",
+        "rule 202 says voting_days = 3: “La votazione resta aperta tre giorni.”",
+        "rule 203 says winning_score = 80: “Vince il primo giocatore che raggiunge 80 punti.”",
+    ):
+        assert said in done.stdout
+    assert "the referee counts only unanimity or a majority" in done.stdout
+    refused = cli("init", config(tmp_path, lago))
+    assert refused.returncode == 2 and "rule 101 says debate_days = 14" in refused.stderr
+    carry: tuple[str, ...] = ("--carry", "debate_days=101", "--carry", "voting_days=202")
+    carry += ("--carry", "winning_score=203")
+    two_thirds = cli("import", document, "--out", tmp_path / "x", *carry)
+    assert two_thirds.returncode == 0
+    refused = cli("init", config(tmp_path, tmp_path / "x"))
+    assert refused.returncode == 2 and "majority_after_rounds = 2/3" in refused.stderr
+    assert "--dismiss majority_after_rounds" in refused.stderr
+    settled = tmp_path / "settled"
+    flags = (*carry, "--dismiss", "majority_after_rounds")
+    assert cli("import", document, "--out", settled, *flags).returncode == 0
+    assert cli("init", config(tmp_path, settled)).returncode == 0
+    rules = {r.label: dict(r.parameters) for r in rulebook.load_folder(settled).rules}
+    assert rules["101"] == {"debate_days": "14"} and rules["203"] == {"winning_score": "80"}
+
+
+SEED = Path(rulebook.__file__).resolve().parent.parent / "ruleset" / "it" / "SOURCE.txt"
+
+
+def test_the_seeds_values_are_carried_by_its_own_rules(tmp_path: Path) -> None:
+    """The game's own Italian ruleset, imported: every value its rules state comes from the rule
+    that carries that parameter in the seed, so each is carried there, with the value the
+    shipped ruleset (ruleset/it) gives it, and init goes ahead, imported or named directly."""
+    folder = tmp_path / "seed"
+    done = cli("import", SEED, "--out", folder)
+    assert done.returncode == 0, done.stderr
+    assert "init refuses" not in done.stdout
+    for said in (
+        "rule 209 says winning_score = 100: “Il primo giocatore che raggiunge i 100 punti",
+        "rule 210 says max_mutable_rules = 25: “Non ci possono essere mai più di 25 leggi",
+        "rule 204 says majority_after_rounds = 2: “Un cambiamento di regolamento è adottato",
+        "rule 112 says debate_days_min = 7:",
+        "rule 202 says debate_days = 7:",
+        "rule 203 says voting_days = 7:",
+    ):
+        assert said in done.stdout
+        assert f"(carried by rule {said.split()[1]}, as in the seed)" in done.stdout
+    shipped = {r.number: dict(r.parameters) for r in rulebook.load_folder(SEED.parent).rules}
+    imported = {r.number: dict(r.parameters) for r in rulebook.load_folder(folder).rules}
+    carried = {n: p for n, p in imported.items() if p}
+    assert set(carried) == {112, 202, 203, 204, 209, 210}
+    for number, values in carried.items():
+        assert values == {k: v for k, v in shipped[number].items() if k in values}
+    assert cli("init", config(tmp_path, folder, language=None)).returncode == 0
+    direct = tmp_path / "direct"
+    direct.mkdir()
+    named = cli("init", config(direct, SEED, language=None))
+    assert named.returncode == 0, named.stderr
+
+
+def test_the_site_and_the_archive_keep_the_documents_order(tmp_path: Path) -> None:
+    """A ruleset in topic order (101, 102, 110, 201, 150, 202), a rule amended and one enacted:
+    the site's rules page and front page, the archive's index and full ruleset list the rules
+    in the document's order, the amended rule in its place and the new rule last; a game started
+    from the archive's rules/ mails its ruleset in that order too."""
+    folder = tmp_path / "rules"
+    done = cli("import", DATA / "orchard-nomic.md", "--out", folder, "--carry", "winning_score=202")
+    assert done.returncode == 0, done.stderr
+    game = tmp_path / "game"
+    game.mkdir()
+    settings_file = config(game, folder, "max_mutable_rules = 10")
+    settings = load_settings(settings_file)
+    script = [
+        *turn(CARLA, "PROPOSE AMEND 201\nEach player may pick one apple a day.\nEND", 301, 0),
+        *turn(ADA, "PROPOSE ENACT\nThe orchard is open on Sundays.\nEND", 302, 8),
+    ]
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0, render=False)
+        for item in script:
+            at = email.utils.parsedate_to_datetime(str(item["Date"]))
+            referee.receive(item.as_bytes(), at)
+        referee.advance(T0 + timedelta(days=17))
+    finally:
+        store.close()
+    read = [101, 102, 110, 301, 150, 202, 302]  # 201 amended by 301 in its place; 302 is new
+    archive = tmp_path / "archive"
+    written = cli("archive", "write", settings_file, archive)
+    assert written.returncode == 0, written.stderr
+    index = tomllib.loads((archive / "rules" / "index.toml").read_text(encoding="utf-8"))
+    assert index["order"] == read and [int(n) for n in index["in_force"]] == read
+    full = (archive / "ruleset-full.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"^## Rule (\d+)", full, re.M)] == read
+    site = tmp_path / "site"
+    built = cli("site", settings_file, "--out", site)
+    assert built.returncode == 0, built.stderr
+    page = (site / "rules.html").read_text(encoding="utf-8")
+    assert [
+        int(n) for n in re.findall(r"<h2><a href=\"rules/\d+\.html\">Rule (\d+)</a>", page)
+    ] == read
+    front = (site / "index.html").read_text(encoding="utf-8")
+    table = front.split('<table class="rules">')[1].split("</table>")[0]
+    assert [int(n) for n in re.findall(r">(\d+)</a></td>", table)] == read
+    # a new game from the archive's rules/: every label and the same order
+    again = tmp_path / "again"
+    again.mkdir()
+    second = config(again, archive / "rules")
+    state, sent = replay_game(second, [message(BOB, "RULE 110", 1)], again)
+    shown = {r["number"]: r.get("label", "") for r in state["rules"]}
+    assert shown == {
+        101: "101",
+        102: "102",
+        110: "110",
+        301: "201",
+        150: "150",
+        202: "202",
+        302: "",
+    }
+    assert ruleset_order(sent) == read
+
+
+@pytest.mark.parametrize(
+    ("heads", "rules", "paths"),
+    [
+        # parts with no text over `### 1.1 Title` rules: the lower level carries the texts
+        (("## 1. The game", "### 1.1 Playing", "### 1.2 Changing", "## 2. Turns", "### 2.1 Turns"),
+         ("1.1", "1.2", "2.1"), ("1.1", "1.2", "2.1")),
+        # `## 101. Title` with no text of its own over `### 101.1 Title` rules
+        (("## 101. Rules", "### 101.1 Binding", "### 101.2 Repealed", "## 102. Proposals",
+          "### 102.1 Naming"), ("101.1", "101.2", "102.1"), ("101.1", "101.2", "102.1")),
+        # rules numbered afresh under each part: told apart by their part
+        (("## 1. The game", "### 1. Playing", "### 2. Changing", "## 2. Turns", "### 1. Turns"),
+         ("1", "2", "1"), ("1/1", "1/2", "2/1")),
+    ],
+)  # fmt: skip
+def test_numbered_headings_at_two_levels(
+    heads: tuple[str, ...], rules: tuple[str, ...], paths: tuple[str, ...], tmp_path: Path
+) -> None:
+    """The level whose headings carry the rules' texts gives the rules; the other gives
+    headings: each rule whole, under its heading."""
+    blocks = ["# A Nomic", ""]
+    for head in heads:
+        blocks += [head, ""]
+        if head.startswith("### "):
+            blocks += [f"The text of {head[4:]}, a whole sentence that says what a rule says.", ""]
+    doc = importer.read_document("\n".join(blocks))
+    assert tuple(s.label for s in doc.sections) == rules
+    assert tuple(s.path for s in doc.sections) == paths
+    assert [h.line for h in doc.headings] == [h for h in heads if h.startswith("## ")]
+    for section, head in zip(doc.sections, [h for h in heads if h.startswith("###")], strict=True):
+        assert (
+            section.text == f"The text of {head[4:]}, a whole sentence that says what a rule says."
+        )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.archive.history import RULE_CHANGE_KINDS
-from referee.core import params
+from referee.core import labels, params
 from referee.core.model import Rule
 
 AMENDING = {"amended", "amendment-enacted", "amendment-amended", "amendment-repealed"}
@@ -61,7 +61,8 @@ def _parameters(table: Any) -> tuple[tuple[str, str], ...]:
 
 
 def read_rules(folder: Path) -> tuple[str, str, tuple[Rule, ...]]:
-    """The game's name, language and rules in force from an archive's `rules/` folder."""
+    """The game's name, language and rules in force from an archive's `rules/` folder, in the
+    order they are read (each keeps its label, its path and its place in the document)."""
     meta_file = folder.parent / "archive.toml"
     meta = _load(meta_file) if meta_file.is_file() else {}
     rules: list[Rule] = []
@@ -82,6 +83,8 @@ def read_rules(folder: Path) -> tuple[str, str, tuple[Rule, ...]]:
                     title=str(data.get("title", "")),
                     label=str(data.get("label", "")),
                     parameters=_parameters(data.get("parameters", {})),
+                    path=str(data.get("path", "")),
+                    position=_position(data.get("position", 0)),
                 )
             )
         except (tomllib.TOMLDecodeError, KeyError, ValueError) as exc:
@@ -89,8 +92,14 @@ def read_rules(folder: Path) -> tuple[str, str, tuple[Rule, ...]]:
     return (
         str(meta.get("game", folder.parent.name)),
         str(meta.get("language", "")),
-        tuple(sorted(rules, key=lambda r: r.number)),
+        labels.reading_order(rules),  # the document's order, then the game's new rules
     )
+
+
+def _position(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError("'position' must be a whole number")
+    return value
 
 
 def check_archive(folder: Path) -> list[Problem]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from referee.core import codec, engine
+from referee.core import codec, engine, labels
 from referee.core.events import (
     Agree,
     Award,
@@ -169,6 +169,13 @@ class RuleRecord:
     versions: list[RuleVersion] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
     label: str = ""  # the label a rule document gave it ("§ 2.2"), if any
+    path: str = ""  # its path in that document (the headings above it, then its label)
+    position: int = 0  # its place in that document (1, 2 …); 0: none
+
+    @property
+    def reading_key(self) -> tuple[int, int, int]:
+        """Its place when the rules are read: the document's order, new rules after (labels)."""
+        return labels.reading_key(self.path, self.position, self.current.number, self.identity)
 
     def as_of(self, stamp: int | None) -> RuleRecord | None:
         """The record as it stood after change `stamp` (None: now); None if not yet enacted."""
@@ -178,7 +185,7 @@ class RuleRecord:
         if not versions:
             return None
         notes = [a for a in self.annotations if a.stamp <= stamp]
-        return RuleRecord(self.identity, versions, notes, self.label)
+        return RuleRecord(self.identity, versions, notes, self.label, self.path, self.position)
 
     @property
     def current(self) -> RuleVersion:
@@ -467,7 +474,7 @@ class History:
             seen = record.as_of(stamp)
             if seen is not None and seen.current.in_force:
                 out.append(seen)
-        return sorted(out, key=lambda r: r.current.number)
+        return sorted(out, key=lambda r: r.reading_key)  # the document's order, then new rules
 
 
 def shorten(text: str, width: int) -> str:
@@ -805,7 +812,7 @@ class HistoryBuilder:
     ) -> bool:
         """Record the history entries `rule` gained since `prior`; True if it gained any."""
         record = self.history.rules.setdefault(rule.identity, RuleRecord(rule.identity))
-        record.label = rule.label
+        record.label, record.path, record.position = rule.label, rule.path, rule.position
         start = len(prior.history) if prior is not None else 0
         fresh = rule.history[start:]
         if not fresh and prior is not None and prior.full_text != rule.full_text:

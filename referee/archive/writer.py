@@ -7,7 +7,9 @@ edited by hand):
   (109); the current number, text and parameters, and `[[history]]` with every change: kind,
   ordinal, number, date, proposal and its title, author, tally, the deciding mail's Message-ID,
   and the text as it stood after the change; `[[annotations]]` for rulings citing the rule.
-- `rules/index.toml`: the current number of every rule -> its file, and every former number.
+- `rules/index.toml`: the current number of every rule -> its file, and every former number;
+  `order`, the rules in force as they are read: an imported document's order (each rule file
+  keeps its `label`, `path` and `position`), the game's new rules after it.
 - `proposals/<hundreds>/<number>.toml`: every proposal, failed ones too, with every vote.
 - `proposals/<hundreds>/<number>-debate.toml`: the proposal's debate (112), every message
   relayed to the table with its author, date and Message-ID, oldest first;
@@ -120,6 +122,8 @@ def render_rule(record: RuleRecord) -> str:
         "number": now.number,
         "title": now.title,
         "label": record.label,
+        "path": record.path,
+        "position": record.position or None,
         "mutable": now.mutable,
         "in_force": now.in_force,
         "numbers": record.numbers,
@@ -151,10 +155,14 @@ def render_rule(record: RuleRecord) -> str:
 
 
 def render_index(rules: Iterable[RuleRecord]) -> str:
+    """Every rule's file by its number now, and its former numbers; the rules in force are
+    listed in the order they are read (the document's, new rules after), which `order` says."""
     current: dict[str, Any] = {}
     former: dict[str, Any] = {}
     repealed: dict[str, Any] = {}
-    for record in sorted(rules, key=lambda r: r.current.number):
+    records = sorted(rules, key=lambda r: r.reading_key)
+    order = [r.current.number for r in records if r.current.in_force]
+    for record in records:
         now = record.current
         row = {"file": rule_path(record.identity), "title": now.title, "mutable": now.mutable}
         if now.in_force:
@@ -164,7 +172,9 @@ def render_index(rules: Iterable[RuleRecord]) -> str:
         for n in record.numbers:
             if n != now.number:
                 former[str(n)] = {"now": now.number, "file": rule_path(record.identity)}
-    return _toml({"in_force": current, "repealed": repealed, "former_numbers": former})
+    return _toml(
+        {"order": order, "in_force": current, "repealed": repealed, "former_numbers": former}
+    )
 
 
 def render_proposal(p: ProposalRecord) -> str:

@@ -97,13 +97,15 @@ def shown(rule: Rule) -> str:
     return f"{rule.number} ({label})" if label else str(rule.number)
 
 
+def reading_key(path: str, position: int, number: int, identity: int) -> tuple[int, int, int]:
+    """Where a rule stands when read: a rule from a document (it has a path) at its place in
+    the document (its `position`, else its first number), then the others (a proposal's new
+    rule) by number. The site, the archive and the ruleset mail all read rules in this order."""
+    return (0, position, identity) if path else (1, number, identity)
+
+
 def reading_order(rules: Iterable[Rule]) -> tuple[Rule, ...]:
     """Rules as a reader expects them: those from a document in the document's order (its
     `position`, else its first number: an amended rule keeps its place among its siblings
     under its new number), then the others by number."""
-    return tuple(
-        sorted(
-            rules,
-            key=lambda r: (0, r.position, r.identity) if r.path else (1, r.number, r.identity),
-        )
-    )
+    return tuple(sorted(rules, key=lambda r: reading_key(r.path, r.position, r.number, r.identity)))
