@@ -26,10 +26,12 @@ from tests.sender_mail import (
     SERVER,
     dns_for,
     guarded_game,
+    inbound_note,
     make_key,
     outbox,
     raw_mail,
     refusal_text,
+    reply_text,
     sign,
 )
 
@@ -222,7 +224,8 @@ def test_a_subject_prepended_to_a_signed_mail_is_not_read(
     assert dkim.verify(forged, dnsfunc=guarded.dns)  # DKIM checks the last Subject only
     receipt = guarded.receive(forged, LATER)
     assert receipt.status == "refused" and bobs_vote(guarded) is None
-    assert "whole_headers: duplicate_header" in refusal_text(guarded)
+    assert "whole_headers: duplicate_header" in inbound_note(guarded)
+    assert "header Subject more than once" in reply_text(guarded)  # signed: Bob is told why
 
 
 def test_a_signature_must_cover_from_subject_date_and_message_id(

@@ -632,7 +632,7 @@ class NotAddressed(Refused):
 
     code: ClassVar[Reason] = Reason.NOT_ADDRESSED
     address: str
-    why: str
+    why: str  # "elsewhere": not in To or Cc; "unsigned": only in a header DKIM does not sign
 
 
 @dataclass(frozen=True)

@@ -194,6 +194,25 @@ def trusted_results(
     return Authentication(False, f"{server} reports {verdicts}, none aligned with {from_domain}")
 
 
+def signed_headers(raw: bytes, from_domain: str) -> frozenset[str] | None:
+    """The headers every DKIM signature aligned with From lists in `h=` (lower-cased, those
+    all of them sign); None when the mail carries no such signature. A header none of them
+    signs may have been added by whoever resent the mail: a Cc naming this game, say."""
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    found: frozenset[str] | None = None
+    for value in headers.get_all("DKIM-Signature", []):
+        try:
+            tags = parse_tag_value(" ".join(str(value).split()).encode("ascii", "replace"))
+        except (InvalidTagValueList, ValueError):
+            continue
+        if not aligned(tags.get(b"d", b"").decode("ascii", "replace"), from_domain):
+            continue
+        listed = tags.get(b"h", b"").decode("ascii", "replace").split(":")
+        names = frozenset(h.strip().lower() for h in listed)
+        found = names if found is None else found & names
+    return found
+
+
 # ----- DKIM verified here -------------------------------------------------------------------
 
 

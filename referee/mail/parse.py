@@ -3,8 +3,9 @@
 The sender is decided once, here, from the raw From header: the stdlib's RFC 5322 address
 parser reads it before any RFC 2047 word is decoded, so a display name never produces an
 address; exactly one mailbox or there is no sender (the reason is kept). Headers the referee
-reads (From, Subject, Date, Message-ID, the threading and MIME headers) must appear once: a
-second Subject prepended to a signed mail would otherwise be read instead of the signed one.
+reads (From, To, Cc, Subject, Date, Message-ID, the threading and MIME headers) must appear
+once: a second Subject (or To) prepended to a signed mail would otherwise be read instead of the
+signed one; the subject of a mail with two is not even read (it would be quoted back).
 Handles multipart, HTML-only mail, quoted-printable and base64, any charset (a declared but
 unknown charset is decoded as UTF-8 with replacement, never dropped), and marks auto-replies
 (headers, and out-of-office subjects in several languages) and bounces so they are not answered.
@@ -33,6 +34,8 @@ from referee.mail.quotes import strip_reply
 SINGULAR = (
     "From",
     "Sender",
+    "To",  # a second To prepended to a signed mail would make it look written to this game
+    "Cc",
     "Subject",
     "Date",
     "Message-ID",
@@ -83,6 +86,8 @@ class InboundMail:
     duplicated: tuple[str, ...] = ()  # headers that appear more than once
     body_digest: str = ""  # SHA-256 of the raw body, line ends normalised
     recipients: tuple[str, ...] = ()  # the addresses in To and Cc, lower-cased
+    written_to: tuple[str, ...] = ()  # those of them in To
+    copied: tuple[str, ...] = ()  # those of them in Cc
 
     @property
     def own_words(self) -> str:
@@ -111,11 +116,12 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
     """The facts of a message; `headers_only` for mail too large to read (its body is empty)."""
     message = _PARSER.parsebytes(raw, headersonly=True) if headers_only else _PARSER.parsebytes(raw)
     sender_name, sender, problem = sender_of(message)
+    twice = duplicated(message)
     return InboundMail(
         message_id=_message_id(message, raw),
         sender=sender,
         sender_name=sender_name,
-        subject=_header(message, "Subject"),
+        subject="" if "Subject" in twice else _header(message, "Subject"),
         date=_date(message),
         body="" if headers_only else _body_text(message),
         in_reply_to=_first_id(_header(message, "In-Reply-To")),
@@ -124,17 +130,19 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
         bounce=_bounce(message, sender),
         size=len(raw),
         sender_problem=problem,
-        duplicated=duplicated(message),
+        duplicated=twice,
         body_digest=body_digest(raw),
         recipients=recipients_of(message),
+        written_to=recipients_of(message, ("to",)),
+        copied=recipients_of(message, ("cc",)),
     )
 
 
-def recipients_of(message: Message) -> tuple[str, ...]:
+def recipients_of(message: Message, names: tuple[str, ...] = ("to", "cc")) -> tuple[str, ...]:
     """Every address in To and Cc, parsed with the stdlib (encoded words never make one)."""
     found: list[str] = []
     for name, value in message.raw_items():
-        if name.lower() not in ("to", "cc"):
+        if name.lower() not in names:
             continue
         try:
             header = policy.default.header_fetch_parse(name, str(value))
