@@ -25,6 +25,14 @@ _ids = count(1)
 SERVER = "mx.nomic.example"
 
 
+def vouched(results: str, server: str = SERVER) -> tuple[tuple[str, str], ...]:
+    """The receiving server's verdict and, below it, the line in which it took the mail in."""
+    return (
+        ("Authentication-Results", f"{server}; {results}"),
+        ("Received", f"from mail.example.org by {server} with ESMTPS id 7"),
+    )
+
+
 def raw_mail(
     sender: str,
     body: str,

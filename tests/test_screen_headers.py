@@ -15,6 +15,7 @@ from tests.helpers import BOB, CARLA, DAY, T0
 from tests.sender_mail import (
     SERVER,
     guarded_game,
+    inbound_note,
     make_key,
     outbox,
     raw_mail,
@@ -124,3 +125,25 @@ def test_a_cc_added_outside_the_signature_does_not_make_a_mail_ours(
     own = sign(copied, key[0], headers=(b"from", b"to", b"cc", b"subject", b"date", b"message-id"))
     assert guarded.receive(own, LATER).status == "processed"
     assert bobs_vote(guarded) is True
+
+
+# ----- 2. only the receiving host's verdict ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["top", "below"])
+def test_a_verdict_no_received_line_shows_the_server_adding_is_not_believed(
+    guarded: Referee, where: str
+) -> None:
+    """The attacker writes the trusted server's name into a verdict of his own; the mail went
+    through other hosts only (or the Received lines were stripped): nothing shows the trusted
+    server ever held it, so its "pass" is not believed, wherever it stands."""
+    forged = ("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org")
+    relayed = ("Received", "from evil.example by relay.evil.example with ESMTP id 9")
+    if where == "top":
+        mail = raw_mail(BOB, "VOTE 301 NO", top=(forged, relayed))
+    else:
+        mail = raw_mail(BOB, "VOTE 301 NO", headers=(forged,))
+    assert guarded.receive(mail, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+    assert f"no Received line shows {SERVER} taking the mail in" in inbound_note(guarded)
+    assert len(outbox(guarded, "unbelieved")) == 1  # the day's one wordless note
