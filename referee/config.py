@@ -117,6 +117,7 @@ class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
     max_body_chars: int = 200_000  # a longer body is refused whole, never cut
+    max_header_chars: int = 4_000  # Subject, From, Sender, To, Cc, Date: longer, refused whole
     commands_per_mail: int = 50
     appeals_per_mail: int = 3  # APPEAL and ACCUSE opened by one mail
     mails_per_mail: int = 300  # mails one inbound mail may cause to be queued

@@ -170,6 +170,18 @@ def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     return Verdict("daily_allowance", InboundStatus.REFUSED, answer, Outcome(over))
 
 
+def header_length(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """A Subject (or From, To, Cc, Date) longer than any client writes: refused whole, with a
+    reply that names the header and never quotes it back."""
+    limit = intake.settings.limits.max_header_chars
+    name, length = intake.mail.longest_header
+    if length <= limit:
+        return None
+    too_long = outcomes.HeaderTooLong(header=name, length=f"{length:,}", limit=f"{limit:,}")
+    why = f"{name}: {length:,} characters"
+    return Verdict("header_length", InboundStatus.REFUSED, Answer.REPLY, Outcome(too_long), why)
+
+
 def size(intake: Intake, work: UnitOfWork) -> Verdict | None:
     limit = intake.settings.game.max_mail_bytes
     if intake.mail.size <= limit:
@@ -196,6 +208,7 @@ CHAIN: tuple[tuple[str, Check], ...] = (
     ("whole_headers", whole_headers),
     ("addressed_here", addressed_here),
     ("daily_allowance", daily_allowance),
+    ("header_length", header_length),
     ("size", size),
     ("length", length),
 )

@@ -588,6 +588,8 @@ class Referee:
         sent = 0
         day = at.date().isoformat()
         notes = self.settings.limits.stranger_notes_per_day
+        if verdict.check == "header_length":  # the reply never carries the over-long subject
+            mail = replace(mail, subject="")
         if verdict.answer is Answer.REPLY and verdict.outcome is not None:
             sent = self._reply(work, mail, at, intake.state, [_item("", verdict.outcome)])
         elif verdict.answer is Answer.STRANGER:

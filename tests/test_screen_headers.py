@@ -147,3 +147,45 @@ def test_a_verdict_no_received_line_shows_the_server_adding_is_not_believed(
     assert bobs_vote(guarded) is None
     assert f"no Received line shows {SERVER} taking the mail in" in inbound_note(guarded)
     assert len(outbox(guarded, "unbelieved")) == 1  # the day's one wordless note
+
+
+# ----- 3. headers too long to read -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "value"),
+    [
+        ("Subject", "x" * 36_000),  # one unbroken word
+        ("Subject", "VOTE 301 NO " * 3_000),
+        ("Subject", "=?utf-8?q?" + "=C3=A8" * 6_000 + "?="),
+        ("To", ", ".join(f"p{n}@example.net" for n in range(400)) + ", referee@nomic.example"),
+    ],
+    ids=["word", "commands", "encoded", "to"],
+)
+def test_an_over_long_header_gets_a_reply_and_a_log_line(
+    guarded: Referee, caplog: pytest.LogCaptureFixture, header: str, value: str
+) -> None:
+    """The attacker's 36,000-character Subject got no reply and no log line: it is refused
+    whole, the reply names the header and its length, and never quotes it back."""
+    mail = raw_mail(
+        BOB, "VOTE 301 NO", subject=value if header == "Subject" else "vote", top=PASSED
+    )
+    if header == "To":
+        mail = mail.replace(b"To: referee@nomic.example", f"To: {value}".encode())
+    with caplog.at_level("WARNING", logger="referee"):
+        assert guarded.receive(mail, LATER).status == "refused"
+    assert bobs_vote(guarded) is None
+    said = reply_text(guarded)
+    assert f"Your mail's {header} header is" in said and "over the limit of 4,000" in said
+    reply = outbox(guarded, "reply")[-1]
+    assert len(str(reply["Subject"])) < 100 and len(reply.as_bytes()) < 20_000
+    assert any("stopped by header_length" in r.getMessage() for r in caplog.records)
+    assert f"header_too_long: {header}" in inbound_note(guarded)
+
+
+def test_a_long_subject_a_client_writes_is_still_read(guarded: Referee) -> None:
+    subject = "Re: " * 40 + "about proposal 301, and why I vote against it " * 20  # ~1,100
+    assert guarded.receive(
+        raw_mail(BOB, "VOTE 301 NO", subject=subject, top=PASSED), LATER
+    ).status == ("processed")
+    assert bobs_vote(guarded) is False

@@ -101,6 +101,7 @@ class Reason(enum.StrEnum):
     NO_SINGLE_SENDER = "no_single_sender"
     DUPLICATE_HEADER = "duplicate_header"
     TOO_LONG = "too_long"
+    HEADER_TOO_LONG = "header_too_long"  # Subject, From, To, Cc or Date over the limit
     TOO_MANY_COMMANDS = "too_many_commands"
     TOO_MANY_APPEALS = "too_many_appeals"
     TOO_MANY_MAILS = "too_many_mails"
@@ -590,6 +591,16 @@ class DuplicateHeader(Refused):
 
 
 @dataclass(frozen=True)
+class HeaderTooLong(Refused):
+    """A header the referee reads (or quotes back) longer than `[limits] max_header_chars`."""
+
+    code: ClassVar[Reason] = Reason.HEADER_TOO_LONG
+    header: str
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
 class TooLong(Refused):
     code: ClassVar[Reason] = Reason.TOO_LONG
     length: str
@@ -867,6 +878,7 @@ REFUSED: tuple[type[Refused], ...] = (
     TooLarge,
     NoSingleSender,
     DuplicateHeader,
+    HeaderTooLong,
     TooLong,
     TooManyCommands,
     TooManyAppeals,

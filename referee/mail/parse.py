@@ -86,6 +86,7 @@ class InboundMail:
     duplicated: tuple[str, ...] = ()  # headers that appear more than once
     body_digest: str = ""  # SHA-256 of the raw body, line ends normalised
     recipients: tuple[str, ...] = ()  # the addresses in To and Cc, lower-cased
+    longest_header: tuple[str, int] = ("", 0)  # of MEASURED: its name and unfolded length
     written_to: tuple[str, ...] = ()  # those of them in To
     copied: tuple[str, ...] = ()  # those of them in Cc
 
@@ -133,6 +134,7 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
         duplicated=twice,
         body_digest=body_digest(raw),
         recipients=recipients_of(message),
+        longest_header=longest_header(message),
         written_to=recipients_of(message, ("to",)),
         copied=recipients_of(message, ("cc",)),
     )
@@ -151,6 +153,23 @@ def recipients_of(message: Message, names: tuple[str, ...] = ("to", "cc")) -> tu
         for address in getattr(header, "addresses", ()):
             found.append(str(address.addr_spec).lower())
     return tuple(found)
+
+
+# Headers the referee reads or quotes back whose length it bounds (`[limits] max_header_chars`);
+# Message-ID and References may be any length (only their well-formed ids are used).
+MEASURED = ("Subject", "From", "Sender", "To", "Cc", "Date")
+
+
+def longest_header(message: Message) -> tuple[str, int]:
+    """The longest of the MEASURED headers, unfolded, as (its name, its length in characters)."""
+    longest = ("", 0)
+    wanted = {name.lower(): name for name in MEASURED}
+    for name, value in message.raw_items():
+        if name.lower() in wanted:
+            length = len(re.sub(r"\r?\n(?=[ \t])", "", str(value)))
+            if length > longest[1]:
+                longest = (wanted[name.lower()], length)
+    return longest
 
 
 def body_digest(raw: bytes) -> str:
