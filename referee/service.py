@@ -18,7 +18,7 @@ from typing import Any
 from referee import __version__, rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import chain, codec, engine, mechanics, outcomes, procedure
-from referee.core.appeals import crown_due
+from referee.core.appeals import crown_due, opened_since
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
@@ -32,6 +32,7 @@ from referee.core.events import (
     Notice,
     NoticeKind,
     Outcome,
+    Query,
     Quit,
     Reason,
     Suggest,
@@ -372,6 +373,8 @@ class Referee:
         effects: list[Effect] = []
         echoes = self._echoes(mail, state) if parsed else frozenset()
         queued = 1  # the reply
+        questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
+        answer_size = 0  # characters of answers to questions in this reply (bounds its size)
         for line in parsed:
             if line.command is None:
                 items.append(
@@ -391,6 +394,20 @@ class Referee:
                 asked = self._ask_confirmation(work, mail, at, state, request)
                 items.append(_item(line.line, asked))
                 continue
+            if isinstance(line.command, Query):  # 50 x RULES: one ruleset, not fifty
+                question = (line.command.what, line.command.number, line.command.ref)
+                if question in questions:
+                    items.append(_item(line.line, Outcome(outcomes.QueryRepeated())))
+                    continue
+                questions.add(question)
+            if line.spec.name in _OPENS_APPEAL:
+                midnight = _tomorrow(at) - DAY
+                if opened_since(state, mail.sender, midnight) >= limits.appeals_per_day:
+                    full = outcomes.AppealsDailyLimit(
+                        limit=limits.appeals_per_day, next=midnight + DAY
+                    )
+                    items.append(_item(line.line, Outcome(full)))
+                    continue
             if isinstance(line.command, Debate):
                 capped = self._debate_cap(line.command, state, at)
                 if capped is not None:
@@ -407,6 +424,13 @@ class Referee:
                 continue
             decision = engine.decide(state, line.command, at)
             outcome, notices = _split(decision)
+            if isinstance(line.command, Query) and outcome.ok:
+                size = len(repr(outcome.data))  # the answer's text, near enough
+                if answer_size and answer_size + size > limits.answer_chars:
+                    filled = outcomes.AnswersFull(limit=f"{limits.answer_chars:,}")
+                    items.append(_item(line.line, Outcome(filled)))
+                    continue
+                answer_size += size
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
                 over_mails = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)

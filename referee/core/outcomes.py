@@ -118,6 +118,9 @@ class Reason(enum.StrEnum):
     ALREADY_RELAYED = "already_relayed"  # 112: the same words are relayed once
     DEBATE_TOO_LONG = "debate_too_long"
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
+    APPEALS_DAILY_LIMIT = "appeals_daily_limit"  # 212: appeals one player opens in a day
+    QUERY_REPEATED = "query_repeated"  # the same question twice in one mail: answered once
+    ANSWERS_FULL = "answers_full"  # the reply already holds as many answers as one may
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
@@ -772,6 +775,30 @@ class DebateTooLong(Refused):
 
 
 @dataclass(frozen=True)
+class AppealsDailyLimit(Refused):
+    """212: a player opened `limit` appeals or accusations today; this one is not opened."""
+
+    code: ClassVar[Reason] = Reason.APPEALS_DAILY_LIMIT
+    limit: int
+    next: datetime  # when this player may open one again
+
+
+@dataclass(frozen=True)
+class QueryRepeated(Refused):
+    """The same question (RULES, RULE N, ...) asked again in one mail: answered once above."""
+
+    code: ClassVar[Reason] = Reason.QUERY_REPEATED
+
+
+@dataclass(frozen=True)
+class AnswersFull(Refused):
+    """The answers already in this reply reach `[limits] answer_chars`: ask again later."""
+
+    code: ClassVar[Reason] = Reason.ANSWERS_FULL
+    limit: str
+
+
+@dataclass(frozen=True)
 class DebateDailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
     limit: int
@@ -895,6 +922,9 @@ REFUSED: tuple[type[Refused], ...] = (
     AlreadyRelayed,
     DebateTooLong,
     DebateDailyLimit,
+    AppealsDailyLimit,
+    QueryRepeated,
+    AnswersFull,
     NotUnderstood,
     NotInForce,
     PlayerLeft,
