@@ -9,6 +9,7 @@ the live service both go through here, so they reach the same state from the sam
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -49,6 +50,7 @@ from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
+from referee.mail.quotes import strip_reply
 from referee.mail.render import Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, Store, StoreError, UnitOfWork
@@ -348,12 +350,22 @@ class Referee:
             return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed, unseen = _agreeing(mail, parsed)
+        ignored = [
+            _item(p.line, Outcome(outcomes.AttachedIgnored()))
+            for p in parse_commands(mail.sender, "", mail.attached)
+        ][:QUOTED]
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
             work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         answered = confirmed = False
+        if unseen and not parsed:  # every command disagreed: say so, and read nothing else
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.PARTS_DISAGREE.value)
+            sent = self._reply(work, mail, at, state, unseen + ignored)
+            log.warning("mail %s: its text and HTML parts disagree", _shown(mail.message_id))
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, len(unseen), sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
             answered = bool(parsed)
@@ -448,7 +460,7 @@ class Referee:
             )
             items.append(_item(line.line, outcome, line.meant))
             effects.extend(notices)
-        items += _hint_items(hinted)
+        items += _hint_items(hinted) + unseen + ignored
         if votes or confirmed:  # kept for a bare yes, or used by one
             kept = Suggest(mail.sender, "\n".join(votes))
             state = engine.decide(state, kept, at).state
@@ -987,6 +999,35 @@ def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) 
     if today.commands + len(parsed) > limits.commands_per_day:
         return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
     return None
+
+
+def _agreeing(
+    mail: InboundMail, parsed: list[ParsedLine]
+) -> tuple[list[ParsedLine], list[dict[str, Any]]]:
+    """The commands both parts of a text-and-HTML mail carry, and a refusal for each command
+    only one of them carries (the HTML part as the reader sees it: what it hides is not in
+    it). The Subject's command is in neither part and stands as it is."""
+    if mail.shown is None:
+        return parsed, []
+    shown = parse_commands(mail.sender, "", strip_reply(mail.shown))
+    seen = {_said(p) for p in shown}
+    # A line the text part holds anywhere, even in what it quotes, is no disagreement: clients
+    # mark quotes differently in the two parts, and a quote is never obeyed anyway.
+    unquoted = _QUOTE_MARKS.sub("", mail.body)
+    written = {_said(p) for p in parse_commands(mail.sender, "", unquoted)}
+    plain_only = [p for p in parsed if p.span != (0, 0) and _said(p) not in seen]
+    html_only = [p for p in shown if _said(p) not in written]
+    unseen = [_item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
+    unseen += [_item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
+    return [p for p in parsed if p not in plain_only], unseen
+
+
+_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
+
+
+def _said(line: ParsedLine) -> str:
+    """A command line as both parts would write it: case, accents and spacing aside."""
+    return fold(" ".join(line.line.split()))
 
 
 def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:

@@ -121,6 +121,8 @@ class Reason(enum.StrEnum):
     APPEALS_DAILY_LIMIT = "appeals_daily_limit"  # 212: appeals one player opens in a day
     QUERY_REPEATED = "query_repeated"  # the same question twice in one mail: answered once
     ANSWERS_FULL = "answers_full"  # the reply already holds as many answers as one may
+    PARTS_DISAGREE = "parts_disagree"  # a command in the text part or the HTML part only
+    ATTACHED_IGNORED = "attached_ignored"  # a command inside an attached (forwarded) message
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
@@ -799,6 +801,22 @@ class AnswersFull(Refused):
 
 
 @dataclass(frozen=True)
+class PartsDisagree(Refused):
+    """The mail's plain-text and HTML parts disagree on this command: the reader saw one of
+    them (the HTML, with whatever it hides left out), the referee would read the other."""
+
+    code: ClassVar[Reason] = Reason.PARTS_DISAGREE
+    where: str  # "plain": only in the text part; "html": only in the part the reader sees
+
+
+@dataclass(frozen=True)
+class AttachedIgnored(Refused):
+    """A command line inside a message attached to the mail: its author's, not the sender's."""
+
+    code: ClassVar[Reason] = Reason.ATTACHED_IGNORED
+
+
+@dataclass(frozen=True)
 class DebateDailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
     limit: int
@@ -925,6 +943,8 @@ REFUSED: tuple[type[Refused], ...] = (
     AppealsDailyLimit,
     QueryRepeated,
     AnswersFull,
+    PartsDisagree,
+    AttachedIgnored,
     NotUnderstood,
     NotInForce,
     PlayerLeft,
