@@ -166,3 +166,18 @@ def test_a_quote_only_the_text_part_marks_is_no_disagreement(referee: Referee) -
     assert referee.receive(mail(BOB, plain, html).as_bytes(), LATER).status == "processed"
     assert vote(referee, BOB) is True
     assert "Not obeyed" not in reply_text(referee)
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<p style="display:none">A preheader, never closed<p>VOTE 301 YES',  # HTML closes it
+        '<html><body bgcolor="#111111"><p style="color:#ffffff">VOTE 301 YES</p></body></html>',
+        '<div style="background-color:transparent;font-size:13px">VOTE 301 YES</div>',
+    ],
+    ids=["unclosed-hidden-p", "white-on-dark", "transparent-background"],
+)
+def test_visible_commands_are_read_as_a_browser_shows_them(referee: Referee, html: str) -> None:
+    proposed(referee)
+    assert referee.receive(mail(BOB, None, html).as_bytes(), LATER).status == "processed"
+    assert vote(referee, BOB) is True

@@ -30,6 +30,8 @@ from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
 
+import nh3
+
 from referee.mail.quotes import strip_reply
 
 # Headers the referee reads; RFC 5322 3.6 allows each once. A mail with two is not read.
@@ -597,9 +599,30 @@ class _TextFromHtml(HTMLParser):
         self.lines.append("")
 
 
+# The sanitiser (nh3: html5ever's HTML5 parser and ammonia's cleaner) first builds the tree a
+# browser would (every element closed where HTML closes it), drops comments and what never
+# shows (scripts, styles, templates, the head), and keeps only what says how text is shown.
+_SHOWN_TAGS = set(nh3.ALLOWED_TAGS) | {"font", "section", "article", "center"}
+_SHOWN_ATTRIBUTES = {"*": {"style", "hidden", "class", "id", "color", "bgcolor", "aria-hidden"}}
+_NEVER_SHOWN = {"script", "style", "template", "noscript", "head", "title", "object", "svg"}
+_BODY = re.compile(r"<(/?)body\b", re.I)
+
+
+def visible_html(html: str) -> str:
+    """The HTML as a browser would build it, without what is never shown (nh3)."""
+    return nh3.clean(
+        _BODY.sub(r"<\1div", html),  # the body's own colours count: kept as a div
+        tags=_SHOWN_TAGS,
+        attributes=_SHOWN_ATTRIBUTES,
+        clean_content_tags=_NEVER_SHOWN,
+        strip_comments=True,
+        link_rel=None,
+    )
+
+
 def html_to_text(html: str) -> str:
     parser = _TextFromHtml()
-    parser.feed(html)
+    parser.feed(visible_html(html))
     parser.close()
     return "\n".join(line.strip() for line in parser.lines)
 
