@@ -158,8 +158,11 @@ class LimitsConfig:
     """What one mail, and one sender in one day (UTC), may ask of the referee."""
 
     max_body_chars: int = 200_000  # a longer body is refused whole, never cut
+    max_header_chars: int = 4_000  # Subject, From, Sender, To, Cc, Date: longer, refused whole
     commands_per_mail: int = 50
     appeals_per_mail: int = 3  # APPEAL and ACCUSE opened by one mail
+    appeals_per_day: int = 5  # and by one player in one day (UTC); more wait for the next day
+    answer_chars: int = 300_000  # answers to questions in one reply; past it, ask again
     mails_per_mail: int = 300  # mails one inbound mail may cause to be queued
     mails_per_day: int = 100  # per sender; beyond it one note, then silence until tomorrow
     commands_per_day: int = 300  # per sender

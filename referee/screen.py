@@ -21,7 +21,7 @@ from referee.config import Settings
 from referee.core import outcomes
 from referee.core.events import Outcome, Reason
 from referee.core.model import GameState
-from referee.mail.auth import DnsLookup, authenticate
+from referee.mail.auth import DnsLookup, authenticate, signed_headers
 from referee.mail.parse import InboundMail
 from referee.store.store import UNBELIEVED, UnitOfWork
 from referee.store.tables import InboundStatus
@@ -98,14 +98,18 @@ def player(intake: Intake, work: UnitOfWork) -> Verdict | None:
 
 
 def whole_headers(intake: Intake, work: UnitOfWork) -> Verdict | None:
-    """A header the referee reads appears twice: which one did the signer sign?"""
+    """A header the referee reads appears twice: which one did the signer sign? (A To prepended
+    to a player's signed mail to another game would make it look written here.) It comes after
+    `authenticated`: a mail not shown to be the player's gets only the day's short note there;
+    one that is gets a reply naming the header. Either way nothing in it is read, and it never
+    counts against the player's allowance (someone holding a copy may have added the header)."""
     if not intake.mail.duplicated:
         return None
     headers = ", ".join(intake.mail.duplicated)
     return Verdict(
         "whole_headers",
         InboundStatus.REFUSED,
-        Answer.NOTE,
+        Answer.REPLY,
         Outcome(outcomes.DuplicateHeader(headers=headers)),
         why=headers,
         believed=False,
@@ -133,12 +137,21 @@ def authenticated(intake: Intake, work: UnitOfWork) -> Verdict | None:
 def addressed_here(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The mail is written to this game: its address among To and Cc. A player's signed mail
     to another game or to another player, resent here by whoever holds a copy, never acts."""
+    mail = intake.mail
     address = intake.settings.game.address.lower()
-    if address in intake.mail.recipients:
+    signed = signed_headers(intake.raw, mail.sender.rpartition("@")[2])
+    if address in mail.recipients and signed is None:
         return None
-    why = "your mail is not addressed to this game"
+    # Signed by the sender's domain: only a recipient header the signature covers counts.
+    if signed is not None and any(
+        address in listed and header in signed
+        for header, listed in (("to", mail.written_to), ("cc", mail.copied))
+    ):
+        return None
+    why = "unsigned" if address in mail.recipients else "elsewhere"  # the reply's words
     refusal = outcomes.NotAddressed(address=intake.settings.game.address, why=why)
-    return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), why)
+    logged = "in a header the signature does not sign" if why == "unsigned" else "not addressed"
+    return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), logged)
 
 
 def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
@@ -155,6 +168,18 @@ def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     # told once already (the first mail over the limit): silence till tomorrow
     answer = Answer.REPLY if today.mails <= limits.mails_per_day else Answer.SILENCE
     return Verdict("daily_allowance", InboundStatus.REFUSED, answer, Outcome(over))
+
+
+def header_length(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """A Subject (or From, To, Cc, Date) longer than any client writes: refused whole, with a
+    reply that names the header and never quotes it back."""
+    limit = intake.settings.limits.max_header_chars
+    name, length = intake.mail.longest_header
+    if length <= limit:
+        return None
+    too_long = outcomes.HeaderTooLong(header=name, length=f"{length:,}", limit=f"{limit:,}")
+    why = f"{name}: {length:,} characters"
+    return Verdict("header_length", InboundStatus.REFUSED, Answer.REPLY, Outcome(too_long), why)
 
 
 def size(intake: Intake, work: UnitOfWork) -> Verdict | None:
@@ -179,10 +204,11 @@ CHAIN: tuple[tuple[str, Check], ...] = (
     ("automatic", automatic),
     ("single_sender", single_sender),
     ("player", player),
-    ("whole_headers", whole_headers),
     ("authenticated", authenticated),
+    ("whole_headers", whole_headers),
     ("addressed_here", addressed_here),
     ("daily_allowance", daily_allowance),
+    ("header_length", header_length),
     ("size", size),
     ("length", length),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from typing import Any
 from referee import __version__, record, rulebook
 from referee.config import LimitsConfig, Settings
 from referee.core import chain, codec, engine, mechanics, outcomes, procedure, rulings
-from referee.core.appeals import crown_due
+from referee.core.appeals import crown_due, opened_since
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
@@ -36,6 +37,7 @@ from referee.core.events import (
     NoticeKind,
     OpenAppeal,
     Outcome,
+    Query,
     Quit,
     Reason,
     Suggest,
@@ -59,6 +61,7 @@ from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
+from referee.mail.quotes import strip_reply
 from referee.mail.render import Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
@@ -362,6 +365,11 @@ class Referee:
             return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
         parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed, unseen = _agreeing(mail, parsed)
+        ignored = [
+            _item(p.line, Outcome(outcomes.AttachedIgnored()))
+            for p in parse_commands(mail.sender, "", mail.attached)
+        ][:QUOTED]
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
             work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
@@ -369,6 +377,11 @@ class Referee:
             sent = self._reply(work, mail, at, state, [_item("", refusal)])
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         answered = confirmed = False
+        if unseen and not parsed:  # every command disagreed: say so, and read nothing else
+            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.PARTS_DISAGREE.value)
+            sent = self._reply(work, mail, at, state, unseen + ignored)
+            log.warning("mail %s: its text and HTML parts disagree", _shown(mail.message_id))
+            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, len(unseen), sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
             answered = bool(parsed)
@@ -390,6 +403,8 @@ class Referee:
         echoes = self._echoes(mail, state) if parsed else frozenset()
         queued = 1  # the reply
         archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
+        questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
+        answer_size = 0  # characters of answers to questions in this reply (bounds its size)
         contradicted = torn(
             parsed,
             lambda p: (
@@ -421,6 +436,20 @@ class Referee:
                 asked = self._ask_confirmation(work, mail, at, state, request)
                 items.append(_item(line.line, asked))
                 continue
+            if isinstance(line.command, Query):  # 50 x RULES: one ruleset, not fifty
+                question = (line.command.what, line.command.number, line.command.ref)
+                if question in questions:
+                    items.append(_item(line.line, Outcome(outcomes.QueryRepeated())))
+                    continue
+                questions.add(question)
+            if line.spec.name in _OPENS_APPEAL:
+                midnight = _tomorrow(at) - DAY
+                if opened_since(state, mail.sender, midnight) >= limits.appeals_per_day:
+                    full = outcomes.AppealsDailyLimit(
+                        limit=limits.appeals_per_day, next=midnight + DAY
+                    )
+                    items.append(_item(line.line, Outcome(full)))
+                    continue
             if isinstance(line.command, Debate):
                 capped = self._debate_cap(line.command, state, at)
                 if capped is not None:
@@ -442,6 +471,13 @@ class Referee:
                 command = self._about(work, mail, command)
             decision = engine.decide(state, command, at)
             outcome, notices = _split(decision)
+            if isinstance(line.command, Query) and outcome.ok:
+                size = len(repr(outcome.data))  # the answer's text, near enough
+                if answer_size and answer_size + size > limits.answer_chars:
+                    filled = outcomes.AnswersFull(limit=f"{limits.answer_chars:,}")
+                    items.append(_item(line.line, Outcome(filled)))
+                    continue
+                answer_size += size
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
                 too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
@@ -465,7 +501,7 @@ class Referee:
             effects.extend(notices)
             if any(isinstance(e, ArchiveRequest) for e in decision.effects):
                 archive = len(items) - 1
-        items += _hint_items(hinted)
+        items += _hint_items(hinted) + unseen + ignored
         if votes or confirmed:  # kept for a bare yes, or used by one
             kept = Suggest(mail.sender, "\n".join(votes))
             state = engine.decide(state, kept, at).state
@@ -655,6 +691,8 @@ class Referee:
         sent = 0
         day = at.date().isoformat()
         notes = self.settings.limits.stranger_notes_per_day
+        if verdict.check == "header_length":  # the reply never carries the over-long subject
+            mail = replace(mail, subject="")
         if verdict.answer is Answer.REPLY and verdict.outcome is not None:
             sent = self._reply(work, mail, at, intake.state, [_item("", verdict.outcome)])
         elif verdict.answer is Answer.STRANGER:
@@ -1177,6 +1215,35 @@ def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) 
     if today.commands + len(parsed) > limits.commands_per_day:
         return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
     return None
+
+
+def _agreeing(
+    mail: InboundMail, parsed: list[ParsedLine]
+) -> tuple[list[ParsedLine], list[dict[str, Any]]]:
+    """The commands both parts of a text-and-HTML mail carry, and a refusal for each command
+    only one of them carries (the HTML part as the reader sees it: what it hides is not in
+    it). The Subject's command is in neither part and stands as it is."""
+    if mail.shown is None:
+        return parsed, []
+    shown = parse_commands(mail.sender, "", strip_reply(mail.shown))
+    seen = {_said(p) for p in shown}
+    # A line the text part holds anywhere, even in what it quotes, is no disagreement: clients
+    # mark quotes differently in the two parts, and a quote is never obeyed anyway.
+    unquoted = _QUOTE_MARKS.sub("", mail.body)
+    written = {_said(p) for p in parse_commands(mail.sender, "", unquoted)}
+    plain_only = [p for p in parsed if p.span != (0, 0) and _said(p) not in seen]
+    html_only = [p for p in shown if _said(p) not in written]
+    unseen = [_item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
+    unseen += [_item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
+    return [p for p in parsed if p not in plain_only], unseen
+
+
+_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
+
+
+def _said(line: ParsedLine) -> str:
+    """A command line as both parts would write it: case, accents and spacing aside."""
+    return fold(" ".join(line.line.split()))
 
 
 def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:

@@ -20,6 +20,9 @@ from tests.mailstack import PASSWORD, MailStack
 # The README's example game, renamed, with its own database: the tests' standard game.
 CONFIG = EXAMPLE_CONFIG.replace('name = "{name}"', 'name = "Test Nomic"') + (
     '\n[database]\nurl = "sqlite:///nomic.db"\n'
+    # the burst tests load the referee with appeals from three players; the daily cap on
+    # appeals is tested on the example game itself (test_screen_limits.py)
+    "\n[limits]\nappeals_per_day = 1000\n"
 )
 
 

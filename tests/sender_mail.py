@@ -25,6 +25,14 @@ _ids = count(1)
 SERVER = "mx.nomic.example"
 
 
+def vouched(results: str, server: str = SERVER) -> tuple[tuple[str, str], ...]:
+    """The receiving server's verdict and, below it, the line in which it took the mail in."""
+    return (
+        ("Authentication-Results", f"{server}; {results}"),
+        ("Received", f"from mail.example.org by {server} with ESMTPS id 7"),
+    )
+
+
 def raw_mail(
     sender: str,
     body: str,
@@ -132,14 +140,19 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
 def refusal_text(referee: Referee) -> str:
     """Why the last refused mail was refused: the `inbound` record the operator reads. The note
     mailed to the named sender says none of it (it would carry a forger's words)."""
-    with referee.store.engine.connect() as connection:
-        row = connection.execute(
-            text("SELECT note FROM inbound WHERE game_id = :g ORDER BY id DESC LIMIT 1"),
-            {"g": referee.game_id},
-        ).one()
     notes = outbox(referee, "unbelieved")
     assert notes, "no note was queued"
     said = notes[-1].get_body(("plain",))
     assert said is not None
     assert "could not be shown to come from you" in " ".join(str(said.get_content()).split())
+    return inbound_note(referee)
+
+
+def inbound_note(referee: Referee) -> str:
+    """The `inbound` note of the last mail: the check that stopped it, and why."""
+    with referee.store.engine.connect() as connection:
+        row = connection.execute(
+            text("SELECT note FROM inbound WHERE game_id = :g ORDER BY id DESC LIMIT 1"),
+            {"g": referee.game_id},
+        ).one()
     return str(row[0])

@@ -99,7 +99,10 @@ def test_a_trusted_servers_results_are_believed_and_no_one_elses(guarded: Refere
     trusted = mail(
         CARLA,
         "PROPOSE ENACT\nBe kind.\nEND",
-        headers={"Authentication-Results": "mx.nomic.example; dkim=pass header.d=example.org"},
+        headers={
+            "Authentication-Results": "mx.nomic.example; dkim=pass header.d=example.org",
+            "Received": "from mail.example.org by mx.nomic.example with ESMTPS id 1",
+        },
     )
     assert guarded.receive(trusted, T0 + DAY / 24).status == "processed"
     forged = mail(

@@ -21,6 +21,12 @@ def config(folder: Path, trusted: str) -> Path:
     return path
 
 
+def server(results: str) -> tuple[tuple[str, str], ...]:
+    """mx.nomic.example's verdict and the line in which it took the mail in."""
+    received = ("Received", "from mail.example.org by mx.nomic.example with ESMTPS; 1 Dec 2026")
+    return ((AR, f"mx.nomic.example; {results}"), received)
+
+
 def proposal(box: Mbox, trusted_host: str) -> None:
     passed = (
         (AR, f"{trusted_host}; dkim=pass header.d=example.org"),
@@ -32,21 +38,18 @@ def proposal(box: Mbox, trusted_host: str) -> None:
 def test_header_i_of_another_mailbox_is_not_the_sender(tmp_path: Path) -> None:
     box = Mbox(tmp_path / "game.mbox")
     proposal(box, "mx.nomic.example")
-    dario = ((AR, "mx.nomic.example; dkim=pass header.i=dario@example.org"),)
+    dario = server("dkim=pass header.i=dario@example.org")
     box.add(BOB, "VOTE 301 NO", headers=dario)  # Dario signs, From says Bob
     # the server's DMARC pass, which Dario's signature on the shared domain earned (attacker
     # review), makes it no more Bob's
-    dmarc = (
-        (
-            AR,
-            "mx.nomic.example; dkim=pass header.i=dario@example.org header.d=example.org; "
-            "dmarc=pass header.from=example.org",
-        ),
+    dmarc = server(
+        "dkim=pass header.i=dario@example.org header.d=example.org; "
+        "dmarc=pass header.from=example.org"
     )
     box.add(BOB, "VOTE 301 NO", headers=dmarc)
-    domain = ((AR, "mx.nomic.example; dkim=pass header.i=@example.org header.d=example.org"),)
+    domain = server("dkim=pass header.i=@example.org header.d=example.org")
     box.add(CARLA, "VOTE 301 YES", headers=domain)
-    own = ((AR, "mx.nomic.example; dkim=pass header.i=bob@example.org"),)
+    own = server("dkim=pass header.i=bob@example.org")
     done = replay(box, config(tmp_path, "mx.nomic.example"))
     assert done.proposal(301)["votes"] == {CARLA: "yes"}
     box.add(BOB, "VOTE 301 NO", headers=own)
@@ -72,7 +75,7 @@ def test_a_wildcard_believes_only_the_host_that_took_the_mail_in(tmp_path: Path)
 def test_a_mail_to_someone_else_resent_here_never_acts(tmp_path: Path) -> None:
     box = Mbox(tmp_path / "game.mbox")
     proposal(box, "mx.nomic.example")
-    passed = ((AR, "mx.nomic.example; dkim=pass header.d=example.org"),)
+    passed = server("dkim=pass header.d=example.org")
     box.add(BOB, "VOTE 301 NO", to="referee@other-game.example", headers=passed)
     box.add(BOB, "VOTE 301 NO", to="Carla <carla@example.org>", headers=passed)
     done = replay(box, config(tmp_path, "mx.nomic.example"))

@@ -11,9 +11,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from tests.attack import BOB, CARLA, EXAMPLE, Mbox, replay, text_of
+from tests.sender_mail import SERVER, vouched
 
-SERVER = "mx.nomic.example"
-PASSED = (("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),)
+PASSED = vouched("dkim=pass header.d=example.org")
 SPAM = "CHEAP PILLS at http://spam.example"
 
 

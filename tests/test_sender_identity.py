@@ -26,11 +26,14 @@ from tests.sender_mail import (
     SERVER,
     dns_for,
     guarded_game,
+    inbound_note,
     make_key,
     outbox,
     raw_mail,
     refusal_text,
+    reply_text,
     sign,
+    vouched,
 )
 
 LATER = T0 + DAY / 12
@@ -49,7 +52,7 @@ def guarded(settings: Settings, key: tuple[bytes, bytes]) -> Iterator[Referee]:
         proposal = raw_mail(
             CARLA,
             "PROPOSE ENACT\nBe kind.\nEND",
-            top=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
+            top=vouched("dkim=pass header.d=example.org"),
         )
         assert referee.receive(proposal, T0 + DAY / 24).status == "processed"
         yield referee
@@ -71,7 +74,7 @@ def test_an_encoded_display_name_never_becomes_the_sender(referee: Referee) -> N
     forged = raw_mail(
         "=?utf-8?q?Bob_Rossi_=3Cbob=40example.org=3E=2C?= <mallory@evil.example>",
         "VOTE 301 NO",
-        top=(("Authentication-Results", f"{SERVER}; dmarc=pass header.from=evil.example"),),
+        top=vouched("dmarc=pass header.from=evil.example"),
     )
     assert parse_message(forged).sender == "mallory@evil.example"
     receipt = referee.receive(forged, LATER)
@@ -119,7 +122,7 @@ def test_a_forged_pass_below_the_servers_none_is_ignored(guarded: Referee) -> No
     forged = raw_mail(
         BOB,
         "VOTE 301 NO",
-        top=(("Authentication-Results", f"{SERVER}; dkim=none"),),
+        top=vouched("dkim=none"),
         headers=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
     )
     assert guarded.receive(forged, LATER).status == "refused"
@@ -155,7 +158,7 @@ def test_results_above_the_servers_own_do_not_count(guarded: Referee) -> None:
         "VOTE 301 NO",
         top=(
             ("Authentication-Results", "spamfilter.nomic.example; dkim=pass header.d=example.org"),
-            ("Authentication-Results", f"{SERVER}; dkim=fail header.d=example.org"),
+            *vouched("dkim=fail header.d=example.org"),
         ),
     )
     assert guarded.receive(forged, LATER).status == "refused"
@@ -171,7 +174,7 @@ def test_results_above_the_servers_own_do_not_count(guarded: Referee) -> None:
     ],
 )
 def test_results_not_aligned_with_from_are_refused(guarded: Referee, results: str) -> None:
-    mail = raw_mail(BOB, "VOTE 301 NO", top=(("Authentication-Results", f"{SERVER}; {results}"),))
+    mail = raw_mail(BOB, "VOTE 301 NO", top=vouched(results))
     assert guarded.receive(mail, LATER).status == "refused"
     assert bobs_vote(guarded) is None
 
@@ -222,7 +225,8 @@ def test_a_subject_prepended_to_a_signed_mail_is_not_read(
     assert dkim.verify(forged, dnsfunc=guarded.dns)  # DKIM checks the last Subject only
     receipt = guarded.receive(forged, LATER)
     assert receipt.status == "refused" and bobs_vote(guarded) is None
-    assert "whole_headers: duplicate_header" in refusal_text(guarded)
+    assert "whole_headers: duplicate_header" in inbound_note(guarded)
+    assert "header Subject more than once" in reply_text(guarded)  # signed: Bob is told why
 
 
 def test_a_signature_must_cover_from_subject_date_and_message_id(
@@ -336,16 +340,16 @@ def test_naming_a_trusted_server_turns_the_check_on(
     try:
         Referee.create(store, settings, T0)
         referee = Referee(store, 1, settings, dns=dns_for(key[1], "example.org"))
-        vouched = (("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),)
-        proposal = raw_mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND", top=vouched)
+        good = vouched("dkim=pass header.d=example.org")
+        proposal = raw_mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND", top=good)
         assert referee.receive(proposal, T0 + DAY / 24).status == "processed"
         assert referee.receive(raw_mail(BOB, "VOTE 301 NO"), LATER).status == "refused"
-        failed = (("Authentication-Results", f"{SERVER}; dkim=none; spf=fail; dmarc=fail"),)
+        failed = vouched("dkim=none; spf=fail; dmarc=fail")
         assert referee.receive(raw_mail(BOB, "VOTE 301 NO", top=failed), LATER).status == (
             "refused"
         )
         assert bobs_vote(referee) is None
-        passed = (("Authentication-Results", f"{SERVER}; dmarc=pass header.from=example.org"),)
+        passed = vouched("dmarc=pass header.from=example.org")
         assert referee.receive(raw_mail(BOB, "VOTE 301 NO", top=passed), LATER).status == (
             "processed"
         )

@@ -17,6 +17,7 @@ from tests.conftest import REFEREE, live_config
 from tests.helpers import CARLA, T0
 from tests.mailstack import MailStack
 from tests.sender_mail import SERVER, raw_mail
+from tests.sender_mail import vouched as verdict
 
 
 def test_with_imap_a_forged_sender_is_refused_and_the_servers_word_believed(
@@ -36,7 +37,7 @@ def test_with_imap_a_forged_sender_is_refused_and_the_servers_word_believed(
             CARLA,
             "PROPOSE ENACT\nBe kind.\nEND",
             message_id="<vouched@example.org>",
-            top=(("Authentication-Results", f"{SERVER}; dkim=pass header.d=example.org"),),
+            top=verdict("dkim=pass header.d=example.org"),
         )
         stack.deliver(REFEREE, forged)
         service.run_once(T0 + timedelta(hours=1))

@@ -268,6 +268,7 @@ REASON_DATA: dict[str, Any] = {
     ],
     "hint": "AWARD 7",
     "headers": "Subject",
+    "header": "Subject",
     "length": "250,000",
     "queued": 300,
     "what": "commands",

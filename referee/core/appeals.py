@@ -123,6 +123,12 @@ def open_appeal_for(step: Step, appeal_id: str) -> Appeal:
     return appeal
 
 
+def opened_since(state: GameState, appellant: str, since: datetime) -> int:
+    """How many appeals and accusations this player opened from `since` on (the daily cap the
+    mail layer keeps, so that no one holds the game with hundreds of appeals: 212)."""
+    return sum(1 for a in state.appeals if a.appellant == appellant and a.opened_at >= since)
+
+
 def name_champion(step: Step, cmd: NameChampion) -> outcomes.Accepted:
     appeal = open_appeal_for(step, cmd.appeal)
     judge = step.state.judge_of(appeal)

@@ -102,6 +102,7 @@ class Reason(enum.StrEnum):
     NO_SINGLE_SENDER = "no_single_sender"
     DUPLICATE_HEADER = "duplicate_header"
     TOO_LONG = "too_long"
+    HEADER_TOO_LONG = "header_too_long"  # Subject, From, To, Cc or Date over the limit
     TOO_MANY_COMMANDS = "too_many_commands"
     TOO_MANY_APPEALS = "too_many_appeals"
     TOO_MANY_MAILS = "too_many_mails"
@@ -121,6 +122,11 @@ class Reason(enum.StrEnum):
     DEBATE_DAILY_LIMIT = "debate_daily_limit"
     ARCHIVE_DAILY_LIMIT = "archive_daily_limit"  # ARCHIVE once a day per player
     ARCHIVE_TOO_LARGE = "archive_too_large"  # the record is past [limits] archive_bytes
+    APPEALS_DAILY_LIMIT = "appeals_daily_limit"  # 212: appeals one player opens in a day
+    QUERY_REPEATED = "query_repeated"  # the same question twice in one mail: answered once
+    ANSWERS_FULL = "answers_full"  # the reply already holds as many answers as one may
+    PARTS_DISAGREE = "parts_disagree"  # a command in the text part or the HTML part only
+    ATTACHED_IGNORED = "attached_ignored"  # a command inside an attached (forwarded) message
     NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
@@ -618,6 +624,16 @@ class DuplicateHeader(Refused):
 
 
 @dataclass(frozen=True)
+class HeaderTooLong(Refused):
+    """A header the referee reads (or quotes back) longer than `[limits] max_header_chars`."""
+
+    code: ClassVar[Reason] = Reason.HEADER_TOO_LONG
+    header: str
+    length: str
+    limit: str
+
+
+@dataclass(frozen=True)
 class TooLong(Refused):
     code: ClassVar[Reason] = Reason.TOO_LONG
     length: str
@@ -660,7 +676,7 @@ class NotAddressed(Refused):
 
     code: ClassVar[Reason] = Reason.NOT_ADDRESSED
     address: str
-    why: str
+    why: str  # "elsewhere": not in To or Cc; "unsigned": only in a header DKIM does not sign
 
 
 @dataclass(frozen=True)
@@ -797,6 +813,46 @@ class DebateTooLong(Refused):
 
 
 @dataclass(frozen=True)
+class AppealsDailyLimit(Refused):
+    """212: a player opened `limit` appeals or accusations today; this one is not opened."""
+
+    code: ClassVar[Reason] = Reason.APPEALS_DAILY_LIMIT
+    limit: int
+    next: datetime  # when this player may open one again
+
+
+@dataclass(frozen=True)
+class QueryRepeated(Refused):
+    """The same question (RULES, RULE N, ...) asked again in one mail: answered once above."""
+
+    code: ClassVar[Reason] = Reason.QUERY_REPEATED
+
+
+@dataclass(frozen=True)
+class AnswersFull(Refused):
+    """The answers already in this reply reach `[limits] answer_chars`: ask again later."""
+
+    code: ClassVar[Reason] = Reason.ANSWERS_FULL
+    limit: str
+
+
+@dataclass(frozen=True)
+class PartsDisagree(Refused):
+    """The mail's plain-text and HTML parts disagree on this command: the reader saw one of
+    them (the HTML, with whatever it hides left out), the referee would read the other."""
+
+    code: ClassVar[Reason] = Reason.PARTS_DISAGREE
+    where: str  # "plain": only in the text part; "html": only in the part the reader sees
+
+
+@dataclass(frozen=True)
+class AttachedIgnored(Refused):
+    """A command line inside a message attached to the mail: its author's, not the sender's."""
+
+    code: ClassVar[Reason] = Reason.ATTACHED_IGNORED
+
+
+@dataclass(frozen=True)
 class DebateDailyLimit(Refused):
     code: ClassVar[Reason] = Reason.DEBATE_DAILY_LIMIT
     limit: int
@@ -904,6 +960,7 @@ REFUSED: tuple[type[Refused], ...] = (
     TooLarge,
     NoSingleSender,
     DuplicateHeader,
+    HeaderTooLong,
     TooLong,
     TooManyCommands,
     TooManyAppeals,
@@ -923,6 +980,11 @@ REFUSED: tuple[type[Refused], ...] = (
     DebateDailyLimit,
     ArchiveDailyLimit,
     ArchiveTooLarge,
+    AppealsDailyLimit,
+    QueryRepeated,
+    AnswersFull,
+    PartsDisagree,
+    AttachedIgnored,
     NotUnderstood,
     NotInForce,
     PlayerLeft,

@@ -8,16 +8,18 @@ module only says whether it can be believed. Two ways to pass, tried in order:
    named by its authserv-id in `[auth] trusted_authserv_id`. Only the topmost header carrying
    that id counts (RFC 8601 sections 5 and 7: the server prepends its own; any copy below it
    came with the message and may be forged, any header above it was added after it), and it
-   must stand above the `Received` header in which that server took the mail in. It passes on
+   must stand above the `Received` header in which that server took the mail in: the topmost
+   `Received` line written by any trusted host must name it (`by <authserv-id>`); with no such
+   line the verdict is not believed, since nothing shows it was added here. It passes on
    `dkim=pass` for a domain aligned with From, or `dmarc=pass` for the From domain itself.
 2. A DKIM signature verified here (dkimpy, on the raw bytes) whose `d=` is aligned with the
    From domain, that covers the whole body (no `l=`) and signs From, Subject, Date and
    Message-ID; each of those must appear once (parse refuses a mail with two).
 
 A DKIM identity (`i=`, or `header.i` in the server's results) that names a mailbox must name
-the From mailbox: `dario@example.org` signs for Dario, not for Carla on the same domain. A
-server trusted through a wildcard (`*.example.net`) is believed only for the verdict of the
-host that took the mail in: the topmost `Received` line written by any trusted host names it.
+the From mailbox: `dario@example.org` signs for Dario, not for Carla on the same domain. The
+same holds for a server trusted through a wildcard (`*.example.net`): only the verdict of the
+host that took the mail in counts, the one the topmost trusted `Received` line names.
 
 Alignment is DMARC's relaxed alignment: the same organisational domain, found with the public
 suffix list (`publicsuffixlist`), so `d=org` or `d=co.uk` is never aligned with anything.
@@ -136,30 +138,29 @@ def trusted_results(
         return Authentication(False, f"no Authentication-Results from {', '.join(trusted)}")
     index, value = ours[0]
     server = _authserv_id(value)
-    # The server records taking the mail in with a Received header naming it; its own
-    # Authentication-Results stands above that. One below it came with the message.
-    received = [
-        i
+    # The verdict counts only from the host that took the mail in: the topmost Received line
+    # written by any trusted host must name it, and the verdict must stand above that line.
+    # One below it, or one with no such line at all, may have come with the message.
+    taken = [
+        (i, host.lower())
         for i, (name, text) in enumerate(items)
-        if name == "received" and any(_matches(h.lower(), [server]) for h in _BY.findall(text))
+        if name == "received"
+        for host in _BY.findall(text)
+        if _matches(host.lower(), trusted)
     ]
-    if received and index > received[0]:
+    if not taken:
+        return Authentication(
+            False,
+            f"no Received line shows {server} taking the mail in, so its "
+            "Authentication-Results may have come with the mail",
+        )
+    line, host = taken[0]
+    if host != server:
+        return Authentication(
+            False, f"the Authentication-Results of {server} were not added by {host}"
+        )
+    if index > line:
         return Authentication(False, f"the Authentication-Results of {server} came with the mail")
-    if server not in {t.lower() for t in trusted}:  # trusted through a wildcard (*.example.net)
-        # The verdict counts only from the host that took the mail in: the topmost Received
-        # line written by any trusted host names it, and the verdict stands above that line.
-        taken = [
-            (i, host.lower())
-            for i, (name, text) in enumerate(items)
-            if name == "received"
-            for host in _BY.findall(text)
-            if _matches(host.lower(), trusted)
-        ]
-        if not taken or taken[0][1] != server or index > taken[0][0]:
-            host = taken[0][1] if taken else "no trusted host"
-            return Authentication(
-                False, f"the Authentication-Results of {server} were not added by {host}"
-            )
     try:
         parsed = authres.AuthenticationResultsHeader.parse_value(value)
     except (authres.AuthResError, ValueError, IndexError) as exc:
@@ -192,6 +193,25 @@ def trusted_results(
         return Authentication(True, f"dmarc=pass by {server}")  # is no pass for this one
     verdicts = ", ".join(seen) or "no results"
     return Authentication(False, f"{server} reports {verdicts}, none aligned with {from_domain}")
+
+
+def signed_headers(raw: bytes, from_domain: str) -> frozenset[str] | None:
+    """The headers every DKIM signature aligned with From lists in `h=` (lower-cased, those
+    all of them sign); None when the mail carries no such signature. A header none of them
+    signs may have been added by whoever resent the mail: a Cc naming this game, say."""
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    found: frozenset[str] | None = None
+    for value in headers.get_all("DKIM-Signature", []):
+        try:
+            tags = parse_tag_value(" ".join(str(value).split()).encode("ascii", "replace"))
+        except (InvalidTagValueList, ValueError):
+            continue
+        if not aligned(tags.get(b"d", b"").decode("ascii", "replace"), from_domain):
+            continue
+        listed = tags.get(b"h", b"").decode("ascii", "replace").split(":")
+        names = frozenset(h.strip().lower() for h in listed)
+        found = names if found is None else found & names
+    return found
 
 
 # ----- DKIM verified here -------------------------------------------------------------------

@@ -3,9 +3,12 @@
 The sender is decided once, here, from the raw From header: the stdlib's RFC 5322 address
 parser reads it before any RFC 2047 word is decoded, so a display name never produces an
 address; exactly one mailbox or there is no sender (the reason is kept). Headers the referee
-reads (From, Subject, Date, Message-ID, the threading and MIME headers) must appear once: a
-second Subject prepended to a signed mail would otherwise be read instead of the signed one.
-Handles multipart, HTML-only mail, quoted-printable and base64, any charset (a declared but
+reads (From, To, Cc, Subject, Date, Message-ID, the threading and MIME headers) must appear
+once: a second Subject (or To) prepended to a signed mail would otherwise be read instead of the
+signed one; the subject of a mail with two is not even read (it would be quoted back).
+Handles multipart (an alternative's text part, the inline parts of a mixed one in order, and
+never an attached message's text as the sender's: it is kept apart to quote back), HTML as a
+reader sees it (hidden text left out), quoted-printable and base64, any charset (a declared but
 unknown charset is decoded as UTF-8 with replacement, never dropped), and marks auto-replies
 (headers, and out-of-office subjects in several languages) and bounces so they are not answered.
 The body is never cut: its length is reported, and the service refuses an over-long one whole.
@@ -27,12 +30,16 @@ from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
 
+import nh3
+
 from referee.mail.quotes import strip_reply
 
 # Headers the referee reads; RFC 5322 3.6 allows each once. A mail with two is not read.
 SINGULAR = (
     "From",
     "Sender",
+    "To",  # a second To prepended to a signed mail would make it look written to this game
+    "Cc",
     "Subject",
     "Date",
     "Message-ID",
@@ -83,6 +90,11 @@ class InboundMail:
     duplicated: tuple[str, ...] = ()  # headers that appear more than once
     body_digest: str = ""  # SHA-256 of the raw body, line ends normalised
     recipients: tuple[str, ...] = ()  # the addresses in To and Cc, lower-cased
+    shown: str | None = None  # the visible text of the HTML part, when there is a text part too
+    attached: str = ""  # the text of attached messages (forwards): never the sender's commands
+    longest_header: tuple[str, int] = ("", 0)  # of MEASURED: its name and unfolded length
+    written_to: tuple[str, ...] = ()  # those of them in To
+    copied: tuple[str, ...] = ()  # those of them in Cc
 
     @property
     def own_words(self) -> str:
@@ -111,30 +123,37 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
     """The facts of a message; `headers_only` for mail too large to read (its body is empty)."""
     message = _PARSER.parsebytes(raw, headersonly=True) if headers_only else _PARSER.parsebytes(raw)
     sender_name, sender, problem = sender_of(message)
+    twice = duplicated(message)
+    texts = Texts("") if headers_only else _texts(message)
     return InboundMail(
         message_id=_message_id(message, raw),
         sender=sender,
         sender_name=sender_name,
-        subject=_header(message, "Subject"),
+        subject="" if "Subject" in twice else _header(message, "Subject"),
         date=_date(message),
-        body="" if headers_only else _body_text(message),
+        body=texts.body,
+        shown=texts.shown,
+        attached=texts.attached,
         in_reply_to=_first_id(_header(message, "In-Reply-To")),
         references=tuple(_MSG_ID.findall(_header(message, "References"))),
         automatic=_automatic(message),
         bounce=_bounce(message, sender),
         size=len(raw),
         sender_problem=problem,
-        duplicated=duplicated(message),
+        duplicated=twice,
         body_digest=body_digest(raw),
         recipients=recipients_of(message),
+        longest_header=longest_header(message),
+        written_to=recipients_of(message, ("to",)),
+        copied=recipients_of(message, ("cc",)),
     )
 
 
-def recipients_of(message: Message) -> tuple[str, ...]:
+def recipients_of(message: Message, names: tuple[str, ...] = ("to", "cc")) -> tuple[str, ...]:
     """Every address in To and Cc, parsed with the stdlib (encoded words never make one)."""
     found: list[str] = []
     for name, value in message.raw_items():
-        if name.lower() not in ("to", "cc"):
+        if name.lower() not in names:
             continue
         try:
             header = policy.default.header_fetch_parse(name, str(value))
@@ -143,6 +162,23 @@ def recipients_of(message: Message) -> tuple[str, ...]:
         for address in getattr(header, "addresses", ()):
             found.append(str(address.addr_spec).lower())
     return tuple(found)
+
+
+# Headers the referee reads or quotes back whose length it bounds (`[limits] max_header_chars`);
+# Message-ID and References may be any length (only their well-formed ids are used).
+MEASURED = ("Subject", "From", "Sender", "To", "Cc", "Date")
+
+
+def longest_header(message: Message) -> tuple[str, int]:
+    """The longest of the MEASURED headers, unfolded, as (its name, its length in characters)."""
+    longest = ("", 0)
+    wanted = {name.lower(): name for name in MEASURED}
+    for name, value in message.raw_items():
+        if name.lower() in wanted:
+            length = len(re.sub(r"\r?\n(?=[ \t])", "", str(value)))
+            if length > longest[1]:
+                longest = (wanted[name.lower()], length)
+    return longest
 
 
 def body_digest(raw: bytes) -> str:
@@ -282,24 +318,68 @@ def _decode(part: Message) -> str:
         return payload.decode("utf-8", errors="replace")
 
 
-def _body_text(message: Message) -> str:
-    plain: str | None = None
-    html: str | None = None
-    for part in message.walk():
-        if part.is_multipart():
-            continue
+@dataclass(frozen=True)
+class Texts:
+    """What a mail says: the text read for commands, what the reader sees of the HTML part when
+    there is a text part too (None otherwise), and the text of any attached messages."""
+
+    body: str
+    shown: str | None = None
+    attached: str = ""
+
+
+def _read(part: Message, attached: list[Message]) -> tuple[str | None, str | None]:
+    """(the plain text, the text a reader sees of the HTML) of a part; either may be None.
+
+    multipart/alternative gives one branch of each kind; any other multipart (mixed, related,
+    signed) joins its parts in order, as a client shows them (Apple Mail puts the sender's
+    text before and after an attachment). An attached message (message/rfc822, a forward)
+    goes to `attached`: nothing in it is the sender's own text.
+    """
+    if part.get_content_maintype() == "message":
+        attached.append(part)
+        return None, None
+    if not part.is_multipart():
         if part.get_content_disposition() == "attachment":
-            continue
+            return None, None
         kind = part.get_content_type()
-        if kind == "text/plain" and plain is None:
-            plain = _decode(part)
-        elif kind == "text/html" and html is None:
-            html = _decode(part)
+        if kind == "text/plain":
+            return _decode(part), None
+        if kind == "text/html":
+            return None, html_to_text(_decode(part))
+        return None, None
+    read = [_read(sub, attached) for sub in part.get_payload() if isinstance(sub, Message)]
+    if part.get_content_type() == "multipart/alternative":
+        plain = next((p for p, _ in read if p is not None and p.strip()), None)
+        shown = next((s for _, s in read if s is not None), None)
+        return plain, shown
+    if not any(p is not None for p, _ in read) and not any(s is not None for _, s in read):
+        return None, None
+    plains = [p if p is not None else s for p, s in read if p is not None or s is not None]
+    showns = [s if s is not None else p for p, s in read if p is not None or s is not None]
+    return (
+        "\n".join(t or "" for t in plains) if any(p is not None for p, _ in read) else None,
+        "\n".join(t or "" for t in showns) if any(s is not None for _, s in read) else None,
+    )
+
+
+def _texts(message: Message) -> Texts:
+    attached: list[Message] = []
+    plain, shown = _read(message, attached)
+    forwarded = "\n".join(_attached_text(m) for m in attached).strip()
     if plain is not None and plain.strip():
-        return plain
-    if html is not None:
-        return html_to_text(html)
-    return plain or ""
+        return Texts(plain, shown, forwarded)
+    if shown is not None:
+        return Texts(shown, None, forwarded)
+    return Texts(plain or "", None, forwarded)
+
+
+def _attached_text(part: Message) -> str:
+    """The text of an attached message, to quote its command lines back as not obeyed."""
+    inner = part.get_payload()
+    if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+        return _texts(inner[0]).body  # a forward's forwards too (as deep as intake allows)
+    return ""
 
 
 # Classes and ids clients put on the quoted or forwarded part of an HTML mail.
@@ -318,8 +398,88 @@ _QUOTED_HTML = (
 _HISTORY_HTML = ("appendonsend", "divrplyfwdmsg")
 
 
+# Elements that never hold text or are never closed: they are not put on the stack.
+_VOID = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+# Ways to hide text from the reader that mail clients honour (issue 15: each was used to hide
+# a QUIT). Checked on an element's style; a hidden element hides everything inside it.
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|mso-hide\s*:\s*all|"
+    r"opacity\s*:\s*0*\.?0*\s*(?:;|!|$)|"
+    r"(?:^|[;\s])font-size\s*:\s*(?:0*\.?0*|[0-3](?:\.\d*)?(?:px|pt)|0?\.[0-2]\d*r?em)\s*(?:;|!|$)|"
+    r"(?:text-indent|left|top|margin-left|margin-top)\s*:\s*-\d{3,}|"
+    r"transform\s*:\s*scale\(\s*0*\.?0*\s*\)|clip(?:-path)?\s*:\s*(?:rect\(\s*0|inset\(\s*50%)|"
+    r"(?:^|[;\s])color\s*:\s*(?:transparent|rgba\([^)]*,\s*0*\.?0*\s*\))",
+    re.I,
+)
+_ZERO_BOX = re.compile(
+    r"(?:^|[;\s])(?:max-)?(?:height|width)\s*:\s*0*\.?0*(?:px|pt|em|%)?\s*(?:;|!|$)", re.I
+)
+_OVERFLOW_HIDDEN = re.compile(r"overflow\s*:\s*hidden", re.I)
+_COLOR = re.compile(r"(?:^|[;\s])color\s*:\s*([^;!]+)", re.I)
+_BACKGROUND = re.compile(r"background(?:-color)?\s*:\s*([^;!]+)", re.I)
+_NAMED = {"white": (255, 255, 255), "black": (0, 0, 0), "snow": (255, 250, 250)}
+WHITE = (255, 255, 255)
+
+
+def _rgb(value: str | None) -> tuple[int, int, int] | None:
+    """A CSS colour as (r, g, b): #rgb, #rrggbb, rgb(...) and a few names; else None."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    for word in text.split():  # "background: #fff url(...)": the colour among the words
+        if word in _NAMED:
+            return _NAMED[word]
+        found = re.fullmatch(r"#([0-9a-f]{3}|[0-9a-f]{6})", word)
+        if found:
+            digits = found.group(1)
+            if len(digits) == 3:
+                digits = "".join(c * 2 for c in digits)
+            return (int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16))
+    found = re.search(r"rgba?\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)", text)
+    if found:
+        r, g, b = (min(255, int(x)) for x in found.groups())
+        return (r, g, b)
+    return None
+
+
+def _alike(ink: tuple[int, int, int] | None, paper: tuple[int, int, int] | None) -> bool:
+    """Text the reader cannot tell from its background (white on white, or near it)."""
+    if ink is None or paper is None:
+        return False
+    return max(abs(a - b) for a, b in zip(ink, paper, strict=True)) < 24
+
+
+@dataclass
+class _Open:
+    tag: str
+    quoted: bool
+    hidden: bool
+    ink: tuple[int, int, int] | None
+    paper: tuple[int, int, int] | None
+
+
 class _TextFromHtml(HTMLParser):
-    """HTML to plain lines: block tags break lines, quoted blocks get '>' prefixes."""
+    """HTML to the lines a reader sees: block tags break lines, quoted blocks get '>' prefixes,
+    and text hidden from the reader (display:none, visibility:hidden, the hidden attribute,
+    <template>, a zero font size or box, opacity 0, text the colour of its background, text
+    pushed off the page, comments) is left out: a command there is never obeyed."""
 
     BLOCKS = frozenset(
         [
@@ -345,7 +505,8 @@ class _TextFromHtml(HTMLParser):
             "footer",
         ]
     )
-    SKIP = frozenset(("script", "style", "head", "title"))
+    SKIP = frozenset(("script", "style", "head", "title", "template", "noscript", "object"))
+    _SELF_CLOSING = frozenset(("p", "li", "tr", "td", "th", "option"))  # closed by a sibling
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -353,36 +514,73 @@ class _TextFromHtml(HTMLParser):
         self.quote_depth = 0
         self.history = False  # Outlook's history marker seen: the rest of the document is cut
         self.skip_depth = 0
-        self.stack: list[tuple[str, bool]] = []
+        self.stack: list[_Open] = []
+
+    def _hides(self, tag: str, attrs: dict[str, str | None]) -> bool:
+        if tag in self.SKIP or "hidden" in attrs:
+            return True
+        if (attrs.get("aria-hidden") or "").lower() == "true" and tag != "blockquote":
+            return True
+        style = attrs.get("style") or ""
+        if _HIDDEN_STYLE.search(style):
+            return True
+        return bool(_ZERO_BOX.search(style) and _OVERFLOW_HIDDEN.search(style))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {k.lower(): v for k, v in attrs}
         classes = " ".join(v or "" for k, v in attrs if k in ("class", "id")).lower()
         quoted = tag == "blockquote" or any(mark in classes for mark in _QUOTED_HTML)
         self.history = self.history or any(mark in classes for mark in _HISTORY_HTML)
         if tag in self.SKIP:
             self.skip_depth += 1
-        if tag not in ("br", "hr", "img", "meta", "link", "input"):
-            self.stack.append((tag, quoted))
+        if tag in self._SELF_CLOSING and self.stack and self.stack[-1].tag == tag:
+            self._close(tag)
+        if tag not in _VOID:
+            above = self.stack[-1] if self.stack else None
+            style = named.get("style") or ""
+            colour = _COLOR.search(style)
+            ink = _rgb(colour.group(1) if colour else named.get("color")) or (
+                above.ink if above else None
+            )
+            backdrop = _BACKGROUND.search(style)
+            paper = _rgb(backdrop.group(1) if backdrop else named.get("bgcolor")) or (
+                above.paper if above else WHITE
+            )
+            hidden = self._hides(tag, named) or bool(above and above.hidden)
+            self.stack.append(_Open(tag, quoted, hidden, ink, paper))
             if quoted:
                 self.quote_depth += 1
         if tag in self.BLOCKS:
             self.newline()
 
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self.handle_endtag(tag)
+
     def handle_endtag(self, tag: str) -> None:
         if tag in self.SKIP and self.skip_depth:
             self.skip_depth -= 1
-        while self.stack:
-            name, quoted = self.stack.pop()
-            if quoted:
-                self.quote_depth -= 1
-            if name == tag:
-                break
+        self._close(tag)
         if tag in self.BLOCKS or tag == "blockquote":
             self.newline()
+
+    def _close(self, tag: str) -> None:
+        if not any(o.tag == tag for o in self.stack):
+            return  # a stray end tag closes nothing
+        while self.stack:
+            top = self.stack.pop()
+            if top.quoted:
+                self.quote_depth -= 1
+            if top.tag == tag:
+                break
 
     def handle_data(self, data: str) -> None:
         if self.skip_depth:
             return
+        top = self.stack[-1] if self.stack else None
+        if top is not None and (top.hidden or _alike(top.ink, top.paper)):
+            return  # what the reader does not see is not read
         text = re.sub(r"[ \t\r\n]+", " ", data)
         if not text.strip() and not self.lines[-1]:
             return
@@ -401,9 +599,30 @@ class _TextFromHtml(HTMLParser):
         self.lines.append("")
 
 
+# The sanitiser (nh3: html5ever's HTML5 parser and ammonia's cleaner) first builds the tree a
+# browser would (every element closed where HTML closes it), drops comments and what never
+# shows (scripts, styles, templates, the head), and keeps only what says how text is shown.
+_SHOWN_TAGS = set(nh3.ALLOWED_TAGS) | {"font", "section", "article", "center"}
+_SHOWN_ATTRIBUTES = {"*": {"style", "hidden", "class", "id", "color", "bgcolor", "aria-hidden"}}
+_NEVER_SHOWN = {"script", "style", "template", "noscript", "head", "title", "object", "svg"}
+_BODY = re.compile(r"<(/?)body\b", re.I)
+
+
+def visible_html(html: str) -> str:
+    """The HTML as a browser would build it, without what is never shown (nh3)."""
+    return nh3.clean(
+        _BODY.sub(r"<\1div", html),  # the body's own colours count: kept as a div
+        tags=_SHOWN_TAGS,
+        attributes=_SHOWN_ATTRIBUTES,
+        clean_content_tags=_NEVER_SHOWN,
+        strip_comments=True,
+        link_rel=None,
+    )
+
+
 def html_to_text(html: str) -> str:
     parser = _TextFromHtml()
-    parser.feed(html)
+    parser.feed(visible_html(html))
     parser.close()
     return "\n".join(line.strip() for line in parser.lines)
 
