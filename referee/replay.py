@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import mailbox
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
@@ -28,6 +28,7 @@ from referee.archive.progress import progress_bar
 from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
+from referee.mail.auth import Authentication
 from referee.record import mbox_entry
 from referee.service import Referee
 from referee.store.store import Store
@@ -173,6 +174,7 @@ def replay(
     render: bool = False,
     inspect: Callable[[Store, Referee], None] | None = None,
     start: datetime | None = None,
+    recorded: Mapping[str, Authentication] | None = None,
 ) -> ReplayResult:
     """A fresh game fed the archived mail; with `out`, every mail it sends is written there;
     with `site`, the replayed game's website is written in that folder; with `progress`, a
@@ -189,6 +191,7 @@ def replay(
     store = Store("sqlite://")  # the replay's own throw-away store, in memory
     try:
         referee = Referee.create(store, settings, start, render=render or out is not None)
+        referee.recorded = recorded or {}  # intake's verdicts, by message digest (verify)
         now = start
         failed: list[str] = []
         count = 0

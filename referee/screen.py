@@ -21,7 +21,7 @@ from referee.config import Settings
 from referee.core import outcomes
 from referee.core.events import Outcome, Reason
 from referee.core.model import GameState
-from referee.mail.auth import DnsLookup, authenticate, signed_headers
+from referee.mail.auth import Authentication, DnsLookup, authenticate, signed_headers
 from referee.mail.parse import InboundMail
 from referee.store.store import UNBELIEVED, UnitOfWork
 from referee.store.tables import InboundStatus
@@ -45,6 +45,8 @@ class Intake:
     settings: Settings
     dns: DnsLookup | None
     oversized: bool  # only the head was read
+    # The verdict intake recorded for this very message (replay, verify): keys leave the DNS
+    recorded: Authentication | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,10 @@ def whole_headers(intake: Intake, work: UnitOfWork) -> Verdict | None:
 
 def authenticated(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The From address is vouched for by the trusted server or a DKIM signature (auth)."""
-    verdict = authenticate(intake.raw, intake.mail.sender, intake.settings.auth, intake.dns)
+    verdict = intake.recorded or authenticate(
+        intake.raw, intake.mail.sender, intake.settings.auth, intake.dns
+    )
+    work.authentication = {"ok": verdict.ok, "why": verdict.why}  # bound in the link (213)
     if verdict.ok:
         return None
     why = verdict.why

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,7 +47,7 @@ from referee.core.model import Decided, GameState, Player
 from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
-from referee.mail.auth import DnsLookup
+from referee.mail.auth import Authentication, DnsLookup
 from referee.mail.commands import (
     REGISTRY,
     ParsedLine,
@@ -154,8 +154,12 @@ class Referee:
         settings: Settings,
         render: bool = True,
         dns: DnsLookup | None = None,
+        recorded: Mapping[str, Authentication] | None = None,
     ) -> None:
         self.dns = dns  # DKIM key lookups; None: the system's DNS
+        # Verdicts intake recorded, by the message's digest: replay and verify decide as intake
+        # did, though the keys have left the DNS since (213)
+        self.recorded = recorded or {}
         self.store = store
         self.game_id = game_id
         self.settings = settings
@@ -244,6 +248,7 @@ class Referee:
             work.appended,
             __version__,
             self._state_digest(state),
+            work.authentication,
         )
         head = chain.head_of(text)
         work.append_link(seq, kind, at, raw, text, head)
@@ -353,7 +358,8 @@ class Referee:
         oversized: bool,
     ) -> tuple[Receipt, GameState]:
         limits = self.settings.limits
-        intake = Intake(mail, raw, at, state, self.settings, self.dns, oversized)
+        recorded = self.recorded.get(chain.mail_digest(raw)) if self.recorded else None
+        intake = Intake(mail, raw, at, state, self.settings, self.dns, oversized, recorded)
         verdict = screen(intake, work)
         if verdict is not None:
             if verdict.check == "player":  # not playing: a request to join, or its confirmation

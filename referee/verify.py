@@ -28,6 +28,7 @@ from typing import Any
 from referee.config import Settings
 from referee.core import chain
 from referee.mail import intake
+from referee.mail.auth import Authentication
 from referee.replay import Archived, read_mail, replay, undated
 from referee.service import Referee
 from referee.store.store import Store
@@ -92,7 +93,12 @@ def verify(
         replayed.outbox = {r.message_id: r.raw for r in store.outbox(referee.game_id)}
 
     began = _started(settings) if database else None
-    replay(settings, messages, render=True, inspect=keep, start=began)
+    recorded = _recorded(settings) if database else {}
+    replay(settings, messages, render=True, inspect=keep, start=began, recorded=recorded)
+    if recorded:
+        verdict.notes.append(
+            f"senders judged as intake recorded ({len(recorded)} verdicts), not by the DNS of today"
+        )
     verdict.links = len(replayed.links)
     verdict.head = replayed.links[-1][5] if replayed.links else chain.GENESIS
     if database:
@@ -147,6 +153,25 @@ def _check_signatures(settings: Settings, sent: list[Archived], verdict: Verdict
 def _signed(raw: bytes) -> bool:
     head = raw.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
     return any(line.lower().startswith(b"dkim-signature:") for line in head.split(b"\n"))
+
+
+def _recorded(settings: Settings) -> dict[str, Authentication]:
+    """The authentication verdicts intake recorded in the database's chain, by the digest of
+    the message they judged: DKIM keys leave the DNS, the record stays (213). A verdict
+    changed in the database changes its link's hash, which `_check_database` finds."""
+    store = Store(settings.database_url)
+    try:
+        game_id = store.game_id(settings.game.key)
+        links = store.chain(game_id) if game_id is not None else []
+    finally:
+        store.close()
+    found: dict[str, Authentication] = {}
+    for row in links:
+        record = _json(row.record)
+        auth, digest = record.get("auth"), record.get("raw")
+        if isinstance(auth, dict) and isinstance(digest, str):
+            found[digest] = Authentication(bool(auth.get("ok")), str(auth.get("why", "")))
+    return found
 
 
 def _started(settings: Settings) -> datetime | None:

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,54 @@ def test_a_one_byte_change_in_the_inbound_mail_given_is_named(
     assert not verdict.ok and verdict.divergence is not None
     assert verdict.divergence.where.startswith("link ")
     assert "differs from the mail given" in verdict.divergence.what
+
+
+def test_verify_judges_senders_as_intake_recorded_when_the_keys_are_gone(tmp_path: Path) -> None:
+    """Each mail's link binds the sender's verdict intake found (213); `verify` decides with it,
+    so a game whose players' DKIM keys have left the DNS still verifies, and a verdict changed
+    in the database is found (its link no longer hashes to its head)."""
+    from dataclasses import replace as replaced
+
+    from referee.config import AuthConfig
+    from tests.helpers import ADA, BOB, CARLA, DAY, T0
+    from tests.sender_mail import dns_for, make_key, raw_mail, sign
+
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = replaced(load_settings(config), auth=AuthConfig(True, ()))
+    private, record = make_key(tmp_path)
+    store = Store(settings.database_url)
+    mails: list[tuple[bytes, datetime]] = []
+    try:
+        Referee.create(store, settings, T0)
+        referee = Referee(store, 1, settings, dns=dns_for(record, "example.org"))
+        moves = [
+            (CARLA, "PROPOSE ENACT\nEvery player says hello.\nEND"),
+            (ADA, "VOTE 301 YES"),
+            (BOB, "VOTE 301 YES"),
+        ]
+        for index, (sender, body) in enumerate(moves, start=1):
+            at = T0 + index * DAY / 24
+            raw = sign(raw_mail(sender, body, at=at), private)
+            referee.receive(raw, at)
+            mails.append((raw, at))
+        assert referee.state.proposal(301) is not None
+        links = [json.loads(link.record) for link in store.chain(referee.game_id)]
+    finally:
+        store.close()
+    assert [link["auth"]["ok"] for link in links if link["kind"] == "mail"] == [True] * 3
+    assert all("dkim" in link["auth"]["why"].lower() for link in links if link["kind"] == "mail")
+    write_mbox(tmp_path / "inbound.mbox", mails, "player@x.org")
+    verdict = verify(settings, tmp_path / "inbound.mbox")  # no DNS here knows the key
+    assert verdict.ok, verdict.divergence
+    assert any("as intake recorded (3 verdicts)" in note for note in verdict.notes)
+
+    with sqlite3.connect(tmp_path / "live.db") as db:  # a verdict turned in the database
+        rows = list(db.execute("SELECT id, record FROM chain ORDER BY seq"))
+        row_id, text = next((i, t) for i, t in rows if '"auth"' in t)
+        db.execute(
+            "UPDATE chain SET record = ? WHERE id = ?",
+            (text.replace('"ok":true', '"ok":false', 1), row_id),
+        )
+    verdict = verify(settings, tmp_path / "inbound.mbox")
+    assert not verdict.ok and verdict.divergence is not None
+    assert "does not hash to its head" in verdict.divergence.what

@@ -55,20 +55,24 @@ def record(
     events: Sequence[dict[str, Any]],
     version: str,
     state_digest: str,
+    auth: dict[str, Any] | None = None,
 ) -> str:
-    """The canonical record of one link (the text its head is the digest of)."""
-    return canonical(
-        {
-            "prev": prev,
-            "seq": seq,
-            "kind": kind,
-            "at": at.isoformat(),
-            "raw": raw_digest,
-            "events": list(events),
-            "version": version,
-            "state": state_digest,
-        }
-    )
+    """The canonical record of one link (the text its head is the digest of). `auth` is the
+    sender's authentication verdict as intake found it (`ok`, `why`), kept so that `verify`
+    decides as intake did when the DKIM keys have left the DNS."""
+    fields: dict[str, Any] = {
+        "prev": prev,
+        "seq": seq,
+        "kind": kind,
+        "at": at.isoformat(),
+        "raw": raw_digest,
+        "events": list(events),
+        "version": version,
+        "state": state_digest,
+    }
+    if auth is not None:
+        fields["auth"] = auth
+    return canonical(fields)
 
 
 def head_of(text: str) -> str:

@@ -721,6 +721,8 @@ class UnitOfWork:
         self._seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
         self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
+        # The sender's authentication verdict of this unit's mail ({"ok", "why"}), for its link
+        self.authentication: dict[str, Any] | None = None
         self._link = b""  # how this unit's link is named in its mail
 
     def flush(self) -> None:
