@@ -47,6 +47,14 @@ class GameConfig:
     # Seconds a deadline waits after its time, for the mail server's push of mail delivered
     # just before it; the inbox is read before it fires either way (203, 213).
     deadline_grace: int = 2
+    # Other addresses of the same mailbox (a domain alias, an old address): mail written to
+    # any of them is written to this game (issue 15), and mail from them is the game's own.
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        """The game's address, then its aliases, lower-case."""
+        return (self.address, *self.aliases)
 
     @property
     def key(self) -> str:
@@ -452,6 +460,7 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         "site_url",
         "operator",
         "deadline_grace",
+        "aliases",
     }
     if "game" not in data:
         raise ConfigError("[game] is required")
@@ -474,9 +483,10 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
                 raise ConfigError("[game] start must be an ISO 8601 time with offset") from exc
         if not isinstance(start, datetime) or start.tzinfo is None:
             raise ConfigError("[game] start must be an ISO 8601 time with offset")
+    address = _email(_str(t, "address", "game"), "[game] address")
     return GameConfig(
         name=_name(_str(t, "name", "game"), "[game] name"),
-        address=_email(_str(t, "address", "game"), "[game] address"),
+        address=address,
         language=language,
         ruleset=ruleset,
         timezone=timezone,
@@ -487,7 +497,20 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         id=_game_id(_str(t, "id", "game", "")),
         site_url=_site_url(_str(t, "site_url", "game", "")),
         deadline_grace=_grace(_int(t, "deadline_grace", "game", 2)),
+        aliases=_aliases(t.get("aliases", []), address),
     )
+
+
+def _aliases(value: Any, address: str) -> tuple[str, ...]:
+    """[game] aliases: other addresses of the game's mailbox, each an address, none twice."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError('[game] aliases must be a list of addresses, e.g. ["nomic@example.org"]')
+    found: list[str] = []
+    for item in value:
+        alias = _email(item, "[game] aliases")
+        if alias != address and alias not in found:
+            found.append(alias)
+    return tuple(found)
 
 
 def _grace(seconds: int) -> int:

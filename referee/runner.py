@@ -843,6 +843,7 @@ class _Desk:
     def __init__(self, service: Service) -> None:
         self.service = service
         self.address = service.settings.game.address.lower()
+        self.addresses = tuple(a.lower() for a in service.settings.game.addresses)
         self.max_bytes = service.settings.game.max_mail_bytes
 
     def ready(self) -> bool:

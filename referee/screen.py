@@ -74,7 +74,7 @@ Check = Callable[[Intake, UnitOfWork], Verdict | None]
 def automatic(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """A bounce, an auto-reply or the referee's own mail: never answered, never obeyed."""
     mail = intake.mail
-    if mail.bounce or mail.automatic or mail.sender == intake.settings.game.address:
+    if mail.bounce or mail.automatic or mail.sender in intake.settings.game.addresses:
         return Verdict("automatic", InboundStatus.IGNORED, Answer.SILENCE, why="")
     return None
 
@@ -143,20 +143,33 @@ def addressed_here(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The mail is written to this game: its address among To and Cc. A player's signed mail
     to another game or to another player, resent here by whoever holds a copy, never acts."""
     mail = intake.mail
-    address = intake.settings.game.address.lower()
+    ours = intake.settings.game.addresses  # the address and its aliases, lower-case
     signed = signed_headers(intake.raw, mail.sender.rpartition("@")[2])
-    if address in mail.recipients and signed is None:
+    named = any(a in mail.recipients for a in ours)
+    if named and signed is None:
         return None
     # Signed by the sender's domain: only a recipient header the signature covers counts.
     if signed is not None and any(
-        address in listed and header in signed
+        a in listed and header in signed
         for header, listed in (("to", mail.written_to), ("cc", mail.copied))
+        for a in ours
     ):
         return None
-    why = "unsigned" if address in mail.recipients else "elsewhere"  # the reply's words
+    why = "unsigned" if named else "elsewhere"  # the reply's words
     refusal = outcomes.NotAddressed(address=intake.settings.game.address, why=why)
     logged = "in a header the signature does not sign" if why == "unsigned" else "not addressed"
     return Verdict("addressed_here", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), logged)
+
+
+def one_game(intake: Intake, work: UnitOfWork) -> Verdict | None:
+    """A mail another game of this referee already applied acts there only: the same signed
+    mail, written to two games or resent from one to the other, never acts twice."""
+    if work.seen_elsewhere(intake.mail) is None:
+        return None
+    refusal = outcomes.NotAddressed(address=intake.settings.game.address, why="other_game")
+    return Verdict(
+        "one_game", InboundStatus.REFUSED, Answer.REPLY, Outcome(refusal), "applied in another game"
+    )
 
 
 def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
@@ -212,6 +225,7 @@ CHAIN: tuple[tuple[str, Check], ...] = (
     ("authenticated", authenticated),
     ("whole_headers", whole_headers),
     ("addressed_here", addressed_here),
+    ("one_game", one_game),
     ("daily_allowance", daily_allowance),
     ("header_length", header_length),
     ("size", size),

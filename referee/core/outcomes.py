@@ -676,7 +676,8 @@ class NotAddressed(Refused):
 
     code: ClassVar[Reason] = Reason.NOT_ADDRESSED
     address: str
-    why: str  # "elsewhere": not in To or Cc; "unsigned": only in a header DKIM does not sign
+    why: str  # "elsewhere": not in To or Cc; "unsigned": only in a header DKIM does not sign;
+    # "other_game": another game of this referee applied this very mail already
 
 
 @dataclass(frozen=True)

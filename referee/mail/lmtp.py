@@ -41,6 +41,9 @@ class Desk(Protocol):
     def address(self) -> str: ...  # the game's address, lower-case
 
     @property
+    def addresses(self) -> tuple[str, ...]: ...  # the address and its aliases, lower-case
+
+    @property
     def max_bytes(self) -> int: ...  # the game's `max_mail_bytes`
 
     def ready(self) -> bool: ...  # this process works the game now
@@ -65,11 +68,12 @@ class Handler:
     def __init__(self, desks: Sequence[Desk]) -> None:
         self.desks: dict[str, Desk] = {}
         for desk in desks:
-            if desk.address in self.desks:
-                raise ValueError(
-                    f"two games have the address {desk.address}: LMTP cannot tell them apart"
-                )
-            self.desks[desk.address] = desk
+            for address in desk.addresses:
+                if address in self.desks:
+                    raise ValueError(
+                        f"two games have the address {address}: LMTP cannot tell them apart"
+                    )
+                self.desks[address] = desk
 
     def find(self, address: str) -> Desk | None:
         return self.desks.get(_local(address))

@@ -634,6 +634,11 @@ _SEEN = select(_INBOUND.id).where(
     _INBOUND.dedupe_key.in_(bindparam("k", expanding=True)),
     _INBOUND.status != "quarantined",  # a message put back after a fix is processed again
 )
+_SEEN_ELSEWHERE = select(_INBOUND.game_id).where(
+    _INBOUND.dedupe_key.in_(bindparam("k", expanding=True)),
+    _INBOUND.game_id != bindparam("g"),
+    _INBOUND.status == "processed",
+)
 _FORGET_QUARANTINED = delete(_INBOUND_T).where(
     _INBOUND.game_id == bindparam("g"),
     _INBOUND.dedupe_key == bindparam("k"),
@@ -760,6 +765,13 @@ class UnitOfWork:
         """Whether this mail (same sender, Message-ID and body) was applied already."""
         keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]  # 0002's rows
         return self._run(_SEEN, {"g": self.game_id, "k": keys}).first() is not None
+
+    def seen_elsewhere(self, mail: InboundMail) -> int | None:
+        """Another game of this database that already applied this very mail (same sender,
+        Message-ID and body), or None: a signed mail acts in one game only (issue 15)."""
+        keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]
+        found = self._run(_SEEN_ELSEWHERE, {"g": self.game_id, "k": keys}).first()
+        return int(found[0]) if found is not None else None
 
     def record_inbound(
         self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0

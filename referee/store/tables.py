@@ -72,6 +72,7 @@ class InboundRow(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("game_id", "dedupe_key"),
         Index("ix_inbound_sender_day", "game_id", "sender", "received_at"),
+        Index("ix_inbound_dedupe_key", "dedupe_key"),  # the same mail in another game (0007)
     )
 
     id: int | None = Field(default=None, primary_key=True)
