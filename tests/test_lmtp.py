@@ -31,11 +31,33 @@ from referee.store.store import Store
 from referee.store.tables import InboundRow
 from tests.helpers import ADA, BOB
 from tests.mailstack import free_port
-from tests.sink import Sink, eventually, game_config, lmtp_deliver, recording_sink, start_run
+from tests.sink import Sink, eventually, game_config, lmtp_deliver, recording_sink
+from tests.sink import start_run as _start_run
 from tests.test_bounces import CLI, dsn
 from tests.test_owners import appeal, check_once_each, holder_pid, stop
 
 FIRST, SECOND = "referee@nomic.example", "second@nomic.example"
+
+
+_launched: list[subprocess.Popen[bytes]] = []
+
+
+def start_run(configs: list[Path], log: Path, *options: str) -> subprocess.Popen[bytes]:
+    """`run` as its own process group, stopped at the test's end whatever happened."""
+    process = _start_run(configs, log, *options)
+    _launched.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _no_run_left_behind() -> Iterator[None]:
+    """A failed assertion must not leave a `run` process holding a port or a game."""
+    yield
+    while _launched:
+        process = _launched.pop()
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
 
 
 @pytest.fixture
