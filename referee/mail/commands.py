@@ -886,11 +886,16 @@ def _span(start: int, end: int, shift: int) -> tuple[int, int]:
 
 
 def _subject_is_command(sender: str, subject: str) -> bool:
-    """A Subject is obeyed only when it reads cleanly as a command; else it is just a title."""
+    """A Subject is obeyed only when it reads cleanly as a command; else it is just a title.
+
+    A command whose text runs to END (PROPOSE, APPEAL, SAY ...) never starts in the Subject:
+    "Appeal about turn order" is a title, and the appeal is the body's."""
     hit = match(subject)
     if hit is None:
         return False
     spec, width = hit
+    if spec.multiline:
+        return False
     try:
         spec.build(Args(sender, tuple(subject.split()[width:]), "", ()))
     except SyntaxProblem:

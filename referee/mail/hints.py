@@ -133,6 +133,7 @@ _PLAIN_VOTE = re.compile(
     re.I,
 )
 _PLUS = re.compile(r"^\s*([+-])1\s*[.!]*\s*$")
+_SENTENCE_END = re.compile(r"(?<=[.!?;,:])\s+")  # a vote may be one sentence of a line
 
 
 def plain_vote(line: str, proposal: int | None, language: str) -> str:
@@ -143,6 +144,9 @@ def plain_vote(line: str, proposal: int | None, language: str) -> str:
     if plus and proposal is not None:
         return f"{keyword} {proposal} {yes_word if plus.group(1) == '+' else 'NO'}"
     found = _PLAIN_VOTE.match(line)
+    if found is None:  # said in a sentence of its own: "Sounds good. I vote yes on 301."
+        parts = (p for p in _SENTENCE_END.split(line) if p.strip())
+        found = next((m for m in map(_PLAIN_VOTE.match, parts) if m is not None), None)
     if found is None:
         return ""
     answer = fold(found.group("answer")).split()[0]
