@@ -356,3 +356,39 @@ def test_naming_a_trusted_server_turns_the_check_on(
         assert bobs_vote(referee) is False
     finally:
         store.close()
+
+
+# ----- a signed mail resent is the same mail ----------------------------------------------
+
+
+def _respaced(raw: bytes, line: bytes, new_line: bytes) -> bytes:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return head + b"\r\n\r\n" + body.replace(line, new_line, 1)
+
+
+def test_a_signed_vote_resent_is_the_same_mail_whatever_its_spaces_or_id(
+    guarded: Referee, key: tuple[bytes, bytes]
+) -> None:
+    """The attacker's replay (black-box review): Bob's old signed `VOTE 301 NO`, taken from a
+    record, resent with a run of spaces changed (DKIM's relaxed form still verifies it, so the
+    receiving server vouches for it again) or under a new Message-ID the signature does not
+    cover, neither flips his later YES nor counts against his day, and gets no reply."""
+    private, _record = key
+    headers = (b"from", b"subject", b"date", b"to")  # Message-ID left unsigned, as some do
+    first = sign(
+        raw_mail(BOB, "VOTE 301 NO", message_id="<bob-no@example.org>"), private, headers=headers
+    )
+    top = vouched("dkim=pass header.d=example.org; dmarc=pass header.from=example.org")
+    server = b"".join(f"{n}: {v}\r\n".encode() for n, v in top)
+    assert guarded.receive(server + first, LATER).status == "processed"
+    yes = sign(raw_mail(BOB, "VOTE 301 YES"), private)
+    assert guarded.receive(server + yes, LATER + DAY / 24).status == "processed"
+    assert bobs_vote(guarded) is True
+    replies = len(outbox(guarded, "reply"))
+    respaced = _respaced(first, b"VOTE 301 NO", b"VOTE 301  NO")
+    renamed = first.replace(b"<bob-no@example.org>", b"<bob-no-2@evil.example>", 1)
+    for copy in (respaced, renamed, respaced.replace(b"NO\r\n", b"NO  \r\n\r\n\r\n", 1)):
+        receipt = guarded.receive(server + copy, LATER + DAY / 12)
+        assert receipt.status == "duplicate", receipt
+    assert bobs_vote(guarded) is True
+    assert len(outbox(guarded, "reply")) == replies  # no answer to a copy

@@ -88,7 +88,9 @@ class InboundMail:
     size: int
     sender_problem: str = ""  # why there is no sender: "two addresses", "a group", ...
     duplicated: tuple[str, ...] = ()  # headers that appear more than once
-    body_digest: str = ""  # SHA-256 of the raw body, line ends normalised
+    body_digest: str = ""  # SHA-256 of the body as DKIM's relaxed form reads it
+    raw_body_digest: str = ""  # SHA-256 of the raw body, line ends normalised (before 0.2)
+    signature: str = ""  # the `b=` of its first DKIM signature, spaces removed; "" unsigned
     recipients: tuple[str, ...] = ()  # the addresses in To and Cc, lower-cased
     shown: str | None = None  # the visible text of the HTML part, when there is a text part too
     attached: str = ""  # the text of attached messages (forwards): never the sender's commands
@@ -107,8 +109,25 @@ class InboundMail:
 
     @property
     def dedupe_key(self) -> str:
-        """Who sent it, its Message-ID and its body: a stranger cannot take a player's id."""
+        """What makes this mail this mail, for its sender: a signed mail is its signature (the
+        same signature resent, under any Message-ID, with its body's spaces changed as DKIM's
+        relaxed form allows, is the same mail); an unsigned one is its Message-ID and its body.
+        Always with the sender, so a stranger cannot take a player's id."""
+        if self.signature:
+            return dedupe_key(self.sender, "dkim:" + self.signature, "")
         return dedupe_key(self.sender, self.message_id, self.body_digest)
+
+    @property
+    def dedupe_keys(self) -> tuple[str, ...]:
+        """Every key this mail may have been recorded under: its own, its Message-ID with its
+        body (signed or not), the raw body's (before 0.2) and the Message-ID alone (0002)."""
+        keys = [
+            self.dedupe_key,
+            dedupe_key(self.sender, self.message_id, self.body_digest),
+            dedupe_key(self.sender, self.message_id, self.raw_body_digest),
+            dedupe_key(self.sender, self.message_id, ""),
+        ]
+        return tuple(dict.fromkeys(keys))
 
 
 def dedupe_key(sender: str, message_id: str, body_digest: str) -> str:
@@ -142,6 +161,8 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
         sender_problem=problem,
         duplicated=twice,
         body_digest=body_digest(raw),
+        raw_body_digest=raw_body_digest(raw),
+        signature=signature_of(message),
         recipients=recipients_of(message),
         longest_header=longest_header(message),
         written_to=recipients_of(message, ("to",)),
@@ -181,11 +202,42 @@ def longest_header(message: Message) -> tuple[str, int]:
     return longest
 
 
-def body_digest(raw: bytes) -> str:
-    """The raw body's digest, so that a redelivery through another path is still the same."""
+def _raw_body(raw: bytes) -> bytes:
     cut = re.search(rb"\r?\n\r?\n", raw)
-    body = raw[cut.end() :] if cut else b""
-    return hashlib.sha256(body.replace(b"\r\n", b"\n").rstrip()).hexdigest()
+    return raw[cut.end() :] if cut else b""
+
+
+_WSP_RUN = re.compile(rb"[ \t]+")
+
+
+def body_digest(raw: bytes) -> str:
+    """The body's digest as DKIM's relaxed canonical form reads it (RFC 6376 3.4.4: runs of
+    spaces and tabs are one space, none at a line's end, no empty lines at the end), so a
+    redelivery through another path, or a resend whose spaces were changed under an intact
+    signature, is still the same mail."""
+    lines = _raw_body(raw).replace(b"\r\n", b"\n").split(b"\n")
+    canonical = b"\n".join(_WSP_RUN.sub(b" ", line).rstrip(b" ") for line in lines).rstrip(b"\n")
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def raw_body_digest(raw: bytes) -> str:
+    """The raw body's digest (line ends normalised), as mail was keyed before 0.2."""
+    return hashlib.sha256(_raw_body(raw).replace(b"\r\n", b"\n").rstrip()).hexdigest()
+
+
+_B_TAG = re.compile(r"(?:^|;)\s*b\s*=([^;]*)", re.S)
+
+
+def signature_of(message: Message) -> str:
+    """The `b=` value of the mail's first DKIM-Signature, its spaces removed ("" if none):
+    a signature names one signed mail; resent, it is the same mail."""
+    for value in message.get_all("DKIM-Signature", []):
+        found = _B_TAG.search(str(value))
+        if found:
+            b_value = re.sub(r"\s+", "", found.group(1))
+            if len(b_value) >= 16:
+                return b_value[:700]
+    return ""
 
 
 def duplicated(message: Message) -> tuple[str, ...]:

@@ -763,13 +763,13 @@ class UnitOfWork:
 
     def seen(self, mail: InboundMail) -> bool:
         """Whether this mail (same sender, Message-ID and body) was applied already."""
-        keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]  # 0002's rows
+        keys = list(mail.dedupe_keys)  # its own, and those older versions recorded
         return self._run(_SEEN, {"g": self.game_id, "k": keys}).first() is not None
 
     def seen_elsewhere(self, mail: InboundMail) -> int | None:
         """Another game of this database that already applied this very mail (same sender,
         Message-ID and body), or None: a signed mail acts in one game only (issue 15)."""
-        keys = [mail.dedupe_key, dedupe_key(mail.sender, mail.message_id, "")]
+        keys = list(mail.dedupe_keys)
         found = self._run(_SEEN_ELSEWHERE, {"g": self.game_id, "k": keys}).first()
         return int(found[0]) if found is not None else None
 
