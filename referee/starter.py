@@ -95,6 +95,12 @@ sent = "sent"  # without [smtp], the referee's mail is written here
 # address = "127.0.0.1"
 # port = 8024
 #
+# Sign the referee's mail with DKIM, so a player can prove a result came from it (213):
+# `nomic-referee dkim-key game.toml` makes the key and prints the DNS record to publish.
+# [dkim]
+# selector = "nomic"
+# key_file = "dkim.pem"  # beside this file; keep it private
+#
 # With [imap] or [lmtp], every player's mail must prove its sender (DKIM, or the verdict of your own
 # receiving server), or it is refused. `nomic-referee doctor game.toml` reads the latest mail
 # in the inbox and prints the [auth] lines that fit your server; see docs/operations.md.
@@ -102,12 +108,6 @@ sent = "sent"  # without [smtp], the referee's mail is written here
 # trusted_authserv_id = ["mx.example.org"]  # your receiving server's Authentication-Results
 # verify_dkim = true  # also check DKIM signatures here
 # required = true  # false only for a test game: anyone could write as a player
-#
-# Sign the referee's mail with DKIM, so a player can prove a result came from it (213):
-# `nomic-referee dkim-key game.toml` makes the key and prints the DNS record to publish.
-# [dkim]
-# selector = "nomic"
-# key_file = "dkim.pem"  # beside this file; keep it private
 """
 
 

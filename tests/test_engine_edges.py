@@ -209,15 +209,21 @@ def test_the_immutable_week_of_debate_prevails_over_a_mutable_rule(game: Referee
     assert proposal is not None and proposal.debate_ends - proposal.created_at == 7 * DAY
 
 
-def test_several_votes_in_one_mail_each_answered_and_the_last_counts(game: Referee) -> None:
-    """203, 208: every line gets its line in the reply, in order; the last vote counts."""
+def test_different_votes_in_one_mail_are_each_answered_and_none_is_chosen_by_order(
+    game: Referee,
+) -> None:
+    """203, 208, issue 15: every line gets its line in the reply, in order; two different
+    answers to one question are never resolved by their order: both are asked again."""
     clock = Clock()
     send(game, clock, CARLA, "PROPOSE ENACT\nBe kind.\nEND")
     reply = send(game, clock, BOB, "VOTE 301 NO\nVOTE 301 YES\nVOTE 301 NO\n")
-    assert reply.count("> VOTE 301") == 3 and reply.count("Done.") == 3
-    assert reply.index("is now YES") < reply.rindex("is now NO")
+    assert reply.count("> VOTE 301") == 3 and "Done." not in reply
+    assert reply.count("Refused.") == 3
     proposal = game.state.proposal(301)
-    assert proposal is not None and proposal.vote_of(BOB) is False
+    assert proposal is not None and proposal.vote_of(BOB) is None
+    again = send(game, clock, BOB, "VOTE 301 NO\nVOTE 301 NO\n")  # the same answer twice: once
+    assert again.count("Done.") >= 1 and "Refused." not in again
+    assert game.state.proposal(301).vote_of(BOB) is False  # type: ignore[union-attr]
 
 
 def test_the_proposal_is_in_voting_when_the_debate_ends_and_extend_names_it(
