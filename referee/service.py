@@ -19,7 +19,7 @@ from typing import Any
 
 from referee import __version__, record, rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import chain, codec, engine, mechanics, outcomes, procedure, rulings
+from referee.core import chain, codec, engine, mechanics, outcomes, procedure, roster, rulings
 from referee.core.appeals import crown_due, opened_since
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -605,7 +605,11 @@ class Referee:
             return Outcome(refused)
         if isinstance(command, MoveAddress):
             address, kind = command.new, "address"
-            if state.player(address) is not None:
+            if any(roster.same_mailbox(address, ours) for ours in self.settings.game.addresses):
+                return Outcome(outcomes.AddressOfGame(email=address))
+            if state.player(address) is not None or roster.address_taken(
+                state, address, command.sender
+            ):
                 return Outcome(outcomes.AddressTaken(email=address))
         else:
             address, kind = command.sender, "join"

@@ -108,3 +108,53 @@ def test_every_control_is_stored_as_written_and_shown_nowhere(tmp_path: Path) ->
     )
     assert log.returncode == 0 and "301" in log.stdout
     _no_controls("git log", log.stdout)
+
+
+FORMAT = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+FORMAT += "\u200b\u200c\u200d\u2060\ufeff"
+_FORMAT = re.compile(f"[{FORMAT}]")
+
+
+def test_direction_and_zero_width_characters_are_stored_as_written_and_shown_by_name(
+    tmp_path: Path,
+) -> None:
+    """'The winning score is 52' written right to left reads as 25 in a mail program: the
+    proposal keeps it as written (107), and every output names each such character instead."""
+    config = write_config(tmp_path)
+    assert cli("init", config).returncode == 0
+    text = "The winning score is \u202e52\u202c points. Others: " + " ".join(
+        f"{i}{c}x" for i, c in enumerate(FORMAT)
+    )
+    inbox = mailbox.Maildir(str(tmp_path / "maildir"), create=False)
+    inbox.add(message(CARLA, f"PROPOSE ENACT\n{text}\nEND\n", mid="<bidi@example.org>"))
+    ran = cli("run", config, "--once", "--now", "2026-12-01T10:00:00+00:00")
+    assert ran.returncode == 0, ran.stderr
+    status = cli("status", config, "--json")
+    assert status.returncode == 0, status.stderr
+    assert [p["text"] for p in json.loads(status.stdout)["proposals"]] == [text]
+    export = tmp_path / "export.mbox"
+    assert cli("outbox", config, "--export", export).returncode == 0
+    sent = [m for m in mailbox.mbox(str(export)) if "301" in str(m["Subject"])]
+    assert sent
+    for mail in sent:
+        for part in mail.walk():
+            if not part.is_multipart():
+                payload = part.get_payload(decode=True)
+                assert isinstance(payload, bytes)
+                shown = payload.decode("utf-8")
+                assert _FORMAT.search(shown) is None, mail["Subject"]
+                assert "\u27e8U+202E\u27e952\u27e8U+202C\u27e9" in shown
+    first = text_of(sent[0])
+    assert "13\u27e8U+200C\u27e9x" in first and "16\u27e8U+FEFF\u27e9x" in first
+    archive, site = tmp_path / "archive", tmp_path / "site"
+    done = cli("archive", config, archive)
+    assert done.returncode == 0, done.stderr
+    done = cli("site", config, "--out", site)
+    assert done.returncode == 0, done.stderr
+    files = [p for folder in (archive, site) for p in folder.rglob("*") if p.is_file()]
+    for path in [p for p in files if ".git" not in p.parts]:
+        written = path.read_text(encoding="utf-8")
+        assert _FORMAT.search(written) is None, path
+        assert not re.search(r"\\u(?:202[a-e]|206[6-9]|200[b-f]|2060|061c|feff)", written, re.I)
+    assert "\u27e8U+202E\u27e9" in (site / "proposals" / "301.html").read_text(encoding="utf-8")
+    assert "\u27e8U+202E\u27e9" in (site / "feed.xml").read_text(encoding="utf-8")

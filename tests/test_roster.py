@@ -217,3 +217,49 @@ def test_the_operator_adds_moves_and_removes_players(tmp_path: Path, language: s
     finally:
         store.close()
     assert cli("players", config, "remove", "Zed").returncode == 2
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_no_move_to_the_games_own_address_nor_to_another_players_mailbox(
+    tmp_path: Path, language: str
+) -> None:
+    """ADDRESS to the game (its address or an alias) would mail the game its own confirmation;
+    ADDRESS to bob+nomic@ reaches Bob's mailbox. Both are refused, and nothing is mailed there."""
+    config = write_config(tmp_path, language)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("[game]\n", '[game]\naliases = ["nomic@games.example"]\n', 1),
+        encoding="utf-8",
+    )
+    settings = load_settings(config)
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0)
+        local, domain = BOB.split("@")
+        at = T0 + DAY / 24
+        for n, (who, new, answer) in enumerate(
+            [
+                (ADA, "referee@nomic.example", "address of the game"),
+                (ADA, "Referee+x@NOMIC.example", "address of the game"),
+                (CARLA, "nomic@games.example", "address of the game"),
+                (ADA, f"{local}+nomic@{domain}", "player's"),
+                (CARLA, f"{local.upper()}@{domain}", "player's"),
+            ]
+        ):
+            referee.receive(mail(who, f"ADDRESS {new}"), at + n * DAY / 100)
+            said = plain(last(referee, "reply", who))
+            words = {
+                "address of the game": ("game's own address", "indirizzo del gioco stesso"),
+                "player's": ("already a player's address", "già l'indirizzo di un giocatore"),
+            }[answer]
+            assert words[language == "it"] in said, (new, said)
+        assert not sent(referee, "confirm")
+        never = {"referee@nomic.example", "referee+x@nomic.example", "nomic@games.example"}
+        assert not [
+            m for m in sent(referee) if to_of(m).lower() in never | {f"{local}+nomic@{domain}"}
+        ]
+        # Bob himself may move to his own plus-address: it is his mailbox.
+        referee.receive(mail(BOB, f"ADDRESS {local}+nomic@{domain}"), T0 + DAY / 2)
+        assert to_of(last(referee, "confirm")) == f"{local}+nomic@{domain}"
+    finally:
+        store.close()

@@ -69,6 +69,19 @@ HIDING = {
     "comment": "<!-- \nQUIT\n -->",
     "conditional-comment": "<!--[if mso]><p>QUIT</p><![endif]-->",
     "nested": '<div style="display:none"><table><tr><td><b>QUIT</b></td></tr></table></div>',
+    # A style sheet's rules hide as an inline style does: simple selectors are matched.
+    "sheet-class": "<style>.h{display:none}</style><div class=h>QUIT</div>",
+    "sheet-id": "<style>/* x */ #k { visibility : hidden }</style><p id=k>QUIT</p>",
+    "sheet-tag-class": "<style>p{margin:0} span.t, em{font-size:0}</style>"
+    "<span class=t>QUIT</span>",
+    "sheet-list": "<style>.a, .b { opacity: 0 !important }</style><div class='x b'>QUIT</div>",
+    "sheet-media": "<style>@media screen { .w { color: #fff } }</style><p class=w>QUIT</p>",
+    "sheet-colours": "<style>.c{color:#222} .d{background:#222}</style>"
+    "<div class=d><b class=c>QUIT</b></div>",
+    "sheet-tag": "<style>s{display:none}</style><s>QUIT</s>",
+    # A hiding rule too complex to match makes the classes and ids it names suspect.
+    "sheet-descendant": "<style>div > .h:first-child{display:none}</style><i class=h>QUIT</i>",
+    "sheet-attribute": "<style>[dir] #z, .y{color:red} u:hover{display:none}</style><u>QUIT</u>",
 }
 
 
@@ -172,12 +185,25 @@ def test_a_quote_only_the_text_part_marks_is_no_disagreement(referee: Referee) -
     "html",
     [
         '<p style="display:none">A preheader, never closed<p>VOTE 301 YES',  # HTML closes it
+        "<style>.h{display:none} .a .b{display:none} .w{color:#fff}</style>"
+        '<p class="x" style="background:#000"><span class=w>VOTE 301 YES</span></p>',
         '<html><body bgcolor="#111111"><p style="color:#ffffff">VOTE 301 YES</p></body></html>',
         '<div style="background-color:transparent;font-size:13px">VOTE 301 YES</div>',
     ],
-    ids=["unclosed-hidden-p", "white-on-dark", "transparent-background"],
+    ids=["unclosed-hidden-p", "sheet-hides-others", "white-on-dark", "transparent-background"],
 )
 def test_visible_commands_are_read_as_a_browser_shows_them(referee: Referee, html: str) -> None:
     proposed(referee)
     assert referee.receive(mail(BOB, None, html).as_bytes(), LATER).status == "processed"
     assert vote(referee, BOB) is True
+
+
+def test_a_request_a_style_sheet_hides_is_not_answered(referee: Referee) -> None:
+    """The attacker's mail: HTML only, a <style> block hiding the div that asks for rule 201."""
+    proposed(referee)
+    html = "<style>.h{display:none}</style><p>VOTE 301 YES</p><div class=h>RULE 201</div>"
+    assert referee.receive(mail(BOB, None, html).as_bytes(), LATER).status == "processed"
+    assert vote(referee, BOB) is True
+    said = reply_text(referee)
+    assert "> VOTE 301 YES" in said
+    assert "RULE 201" not in said

@@ -114,6 +114,7 @@ class Reason(enum.StrEnum):
     REQUEST_PENDING = "request_pending"
     UNKNOWN_REQUEST = "unknown_request"
     ADDRESS_TAKEN = "address_taken"
+    ADDRESS_OF_GAME = "address_of_game"  # a player cannot move to the game's own address
     NOT_A_VOTER = "not_a_voter"  # joined after the proposal was circulated
     JOINS_FULL = "joins_full"  # the day's requests from strangers are used up
     NOT_ADDRESSED = "not_addressed"  # the mail was written to someone else
@@ -761,6 +762,12 @@ class AddressTaken(Refused):
 
 
 @dataclass(frozen=True)
+class AddressOfGame(Refused):
+    code: ClassVar[Reason] = Reason.ADDRESS_OF_GAME
+    email: str
+
+
+@dataclass(frozen=True)
 class NotAVoter(Refused):
     code: ClassVar[Reason] = Reason.NOT_A_VOTER
     number: int
@@ -974,6 +981,7 @@ REFUSED: tuple[type[Refused], ...] = (
     RequestPending,
     UnknownRequest,
     AddressTaken,
+    AddressOfGame,
     NotAVoter,
     JoinsFull,
     AlreadyRelayed,

@@ -6,6 +6,11 @@ tab and the line ends) or DEL as its visible Control Picture (ESC becomes "␛")
 control (U+0080-U+009F), which has no picture and which terminals and some readers still obey
 (U+0085 even breaks a line). NUL or ESC in a proposal can then neither break an XML feed nor
 colour a terminal nor forge a line break in a reader's mail.
+
+The invisible format characters are shown by name, as "⟨U+202E⟩": the direction controls
+(U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C), which reorder what a reader sees (a
+winning score of 52 between U+202E and U+202C reads as 25), and the zero-width characters
+(U+200B-U+200D, U+2060, U+FEFF), which hide a difference between two texts that look alike.
 """
 
 from __future__ import annotations
@@ -14,7 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+    "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c"  # direction
+    "\u200b-\u200d\u2060\ufeff]"  # zero width
+)
 
 
 def _shown(found: re.Match[str]) -> str:
@@ -23,11 +32,14 @@ def _shown(found: re.Match[str]) -> str:
         return chr(0x2400 + code)  # ␀ .. ␟
     if code == 0x7F:
         return "\u2421"  # ␡
+    if code > 0x9F:
+        return f"\u27e8U+{code:04X}\u27e9"  # ⟨U+202E⟩: a format character, named
     return ""  # C1: dropped
 
 
 def printable(text: str) -> str:
-    """`text` with every control but tab, LF and CR shown as its picture (C0, DEL) or dropped."""
+    """`text` with every control but tab, LF and CR shown as its picture (C0, DEL) or dropped,
+    and every direction or zero-width character shown by its code point."""
     return _CONTROL.sub(_shown, text) if _CONTROL.search(text) else text
 
 

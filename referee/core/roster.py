@@ -4,7 +4,10 @@ A stranger's confirmed request to join reaches the King, who answers yes or no (
 operator may add a player directly (`enrol`). A newcomer starts with 0 points, takes a place in
 the turn order by surname from the next round (201: the round in progress keeps its players),
 and votes only on proposals circulated after joining (203: an open vote keeps its voters, so a
-newcomer's abstention cannot sink it). A player who moves keeps everything but the address.
+newcomer's abstention cannot sink it). A player who moves keeps everything but the address;
+the new address may not be another player's, even with a "+tag" added to its local part or in
+other capitals (`same_mailbox`: both reach one mailbox), nor the game's own (the service checks
+the game's addresses before any confirmation is mailed).
 Leaving is `QUIT` (114), in `machine`. Pure: the confirmations by mail live in the mail layer.
 """
 
@@ -128,9 +131,26 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
     return shown_round
 
 
+def mailbox_of(address: str) -> str:
+    """The mailbox an address reaches: lower-case, without a "+tag" in its local part."""
+    local, at, domain = address.strip().lower().rpartition("@")
+    if not at:
+        return domain
+    return f"{local.split('+', 1)[0] or local}@{domain}"
+
+
+def same_mailbox(one: str, other: str) -> bool:
+    return mailbox_of(one) == mailbox_of(other)
+
+
+def address_taken(state: GameState, new: str, sender: str) -> bool:
+    """Whether `new` is a player's address other than the sender's own, tag and case aside."""
+    return any(p.email != sender and same_mailbox(p.email, new) for p in state.players)
+
+
 def move_address(step: Step, cmd: MoveAddress) -> outcomes.Accepted:
     new = cmd.new.strip()
-    if step.state.player(new) is not None:
+    if step.state.player(new) is not None or address_taken(step.state, new, cmd.sender):
         raise Refusal(outcomes.AddressTaken(email=new))
     me = step.state.player(cmd.sender)
     assert me is not None  # the gate let only a player through

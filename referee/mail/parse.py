@@ -518,6 +518,119 @@ def _alike(ink: tuple[int, int, int] | None, paper: tuple[int, int, int] | None)
     return max(abs(a - b) for a, b in zip(ink, paper, strict=True)) < 24
 
 
+# A mail's <style> blocks (issue 15): a rule can hide what no inline style shows. Each rule's
+# selectors are matched as a mail client would for the simple ones (tag, .class, #id, tag.class,
+# a comma list); a hiding rule whose selector is more than that (descendants, pseudo-classes,
+# attributes) hides every element carrying a class or id it names, or else every element of
+# the tag it ends with: a command there is refused rather than guessed visible.
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_CSS_RULE = re.compile(r"([^{}]*)\{([^{}]*)\}")
+_SIMPLE_SELECTOR = re.compile(r"([a-z][a-z0-9-]*|\*)?((?:[.#][\w-]+)*)")
+_SELECTOR_NAME = re.compile(r"[.#]([\w-]+)")
+_ROOTS = ("html", "body")  # the body is read as a div (visible_html): its rules reach everything
+
+
+class _StyleBlocks(HTMLParser):
+    """The text of every <style> element of a document, as a browser would collect it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sheets: list[str] = []
+        self.inside = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "style":
+            self.inside = True
+            self.sheets.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self.inside = False
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.sheets[-1] += data
+
+
+def _hiding(style: str) -> bool:
+    """Declarations that hide their element's text: as an inline style would, or in ink the
+    colour of the declared background (a page's white when none is declared)."""
+    if _HIDDEN_STYLE.search(style) or (_ZERO_BOX.search(style) and _OVERFLOW_HIDDEN.search(style)):
+        return True
+    ink, paper = _last(_COLOR, style), _last(_BACKGROUND, style)
+    return _alike(_rgb(ink), _rgb(paper) or WHITE) if ink else False
+
+
+def _last(pattern: re.Pattern[str], style: str) -> str | None:
+    """The value of the last declaration `pattern` finds: a later one overrides an earlier."""
+    values: list[str] = pattern.findall(style)
+    return values[-1] if values else None
+
+
+@dataclass(frozen=True)
+class _Simple:
+    tag: str  # "" for any
+    names: frozenset[str]  # ".class" and "#id", each required
+
+
+def _simple(selector: str) -> _Simple | None:
+    found = _SIMPLE_SELECTOR.fullmatch(selector)
+    if found is None or not selector:
+        return None
+    tag = found.group(1) or ""
+    names = frozenset(re.findall(r"[.#][\w-]+", found.group(2)))
+    return _Simple("" if tag in ("*", *_ROOTS) else tag, names)
+
+
+@dataclass
+class _Sheet:
+    """A mail's style rules as the reader sees them applied (simple selectors), and what a
+    hiding rule too complex to match makes suspect (its classes and ids, or its last tag)."""
+
+    rules: list[tuple[_Simple, str]]
+    suspect: set[str]  # ".class", "#id" or a tag; "*" for every element
+
+    @classmethod
+    def of(cls, html: str) -> _Sheet:
+        blocks = _StyleBlocks()
+        blocks.feed(html)
+        blocks.close()
+        sheet = cls([], set())
+        for text in blocks.sheets:
+            for found in _CSS_RULE.finditer(_CSS_COMMENT.sub(" ", text)):
+                prelude = found.group(1).rsplit(";", 1)[-1].strip().lower()
+                if prelude.startswith("@"):
+                    continue  # @font-face, @page: no element; an @media's rules come next
+                sheet.add(prelude, found.group(2))
+        return sheet
+
+    def add(self, selectors: str, declarations: str) -> None:
+        hides = _hiding(declarations)
+        for selector in (s.strip() for s in selectors.split(",")):
+            simple = _simple(selector)
+            if simple is not None:
+                self.rules.append((simple, declarations))
+            elif hides and selector:
+                names = {m.group(0) for m in re.finditer(r"[.#][\w-]+", selector)}
+                if not names:  # the tag of its last compound, pseudo-classes and [...] aside
+                    last = re.split(r"[\s>+~]+", selector)[-1]
+                    last = re.sub(r"\[[^\]]*\]|::?[\w-]+(?:\([^)]*\))?", "", last)
+                    tail = _simple(last)
+                    names = {tail.tag or "*"} if tail is not None and not tail.names else {"*"}
+                self.suspect |= names
+
+    def style_of(self, tag: str, names: frozenset[str]) -> str:
+        """The declarations of every rule that matches, in the sheet's order."""
+        return ";".join(
+            declarations
+            for rule, declarations in self.rules
+            if rule.tag in ("", tag) and rule.names <= names
+        )
+
+    def doubts(self, tag: str, names: frozenset[str]) -> bool:
+        return bool(self.suspect & (names | {tag, "*"}))
+
+
 @dataclass
 class _Open:
     tag: str
@@ -560,20 +673,20 @@ class _TextFromHtml(HTMLParser):
     SKIP = frozenset(("script", "style", "head", "title", "template", "noscript", "object"))
     _SELF_CLOSING = frozenset(("p", "li", "tr", "td", "th", "option"))  # closed by a sibling
 
-    def __init__(self) -> None:
+    def __init__(self, sheet: _Sheet | None = None) -> None:
         super().__init__(convert_charrefs=True)
+        self.sheet = sheet or _Sheet([], set())
         self.lines: list[str] = [""]
         self.quote_depth = 0
         self.history = False  # Outlook's history marker seen: the rest of the document is cut
         self.skip_depth = 0
         self.stack: list[_Open] = []
 
-    def _hides(self, tag: str, attrs: dict[str, str | None]) -> bool:
+    def _hides(self, tag: str, attrs: dict[str, str | None], style: str) -> bool:
         if tag in self.SKIP or "hidden" in attrs:
             return True
         if (attrs.get("aria-hidden") or "").lower() == "true" and tag != "blockquote":
             return True
-        style = attrs.get("style") or ""
         if _HIDDEN_STYLE.search(style):
             return True
         return bool(_ZERO_BOX.search(style) and _OVERFLOW_HIDDEN.search(style))
@@ -589,16 +702,21 @@ class _TextFromHtml(HTMLParser):
             self._close(tag)
         if tag not in _VOID:
             above = self.stack[-1] if self.stack else None
-            style = named.get("style") or ""
-            colour = _COLOR.search(style)
-            ink = _rgb(colour.group(1) if colour else named.get("color")) or (
-                above.ink if above else None
+            names = frozenset(
+                [*(f".{c}" for c in (named.get("class") or "").lower().split())]
+                + [f"#{i}" for i in (named.get("id") or "").lower().split()]
             )
-            backdrop = _BACKGROUND.search(style)
-            paper = _rgb(backdrop.group(1) if backdrop else named.get("bgcolor")) or (
-                above.paper if above else WHITE
+            # The style sheet's rules first, the element's own style after: the later wins.
+            style = self.sheet.style_of(tag, names) + ";" + (named.get("style") or "")
+            colour = _last(_COLOR, style)
+            ink = _rgb(colour or named.get("color")) or (above.ink if above else None)
+            backdrop = _last(_BACKGROUND, style)
+            paper = _rgb(backdrop or named.get("bgcolor")) or (above.paper if above else WHITE)
+            hidden = (
+                self._hides(tag, named, style)
+                or self.sheet.doubts(tag, names)
+                or bool(above and above.hidden)
             )
-            hidden = self._hides(tag, named) or bool(above and above.hidden)
             self.stack.append(_Open(tag, quoted, hidden, ink, paper))
             if quoted:
                 self.quote_depth += 1
@@ -673,7 +791,7 @@ def visible_html(html: str) -> str:
 
 
 def html_to_text(html: str) -> str:
-    parser = _TextFromHtml()
+    parser = _TextFromHtml(_Sheet.of(html))
     parser.feed(visible_html(html))
     parser.close()
     return "\n".join(line.strip() for line in parser.lines)
