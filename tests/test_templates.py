@@ -167,6 +167,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "email": "eve@example.net",
         "round": 3,
         "reminder": False,
+        "close": ["Eve Rossi (eve@rossi.example)"],
     },
     "join_refused": {"name": "Eve Noether", "king": "Ada"},
     "address_moved": {"player": "Bob", "old": "bob@example.org", "new": "bob@new.example"},

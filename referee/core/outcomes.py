@@ -112,6 +112,7 @@ class Reason(enum.StrEnum):
     # The roster (201, 114): who may join, vote and move.
     ALREADY_PLAYING = "already_playing"
     REQUEST_PENDING = "request_pending"
+    NAME_TAKEN = "name_taken"
     UNKNOWN_REQUEST = "unknown_request"
     ADDRESS_TAKEN = "address_taken"
     NOT_A_VOTER = "not_a_voter"  # joined after the proposal was circulated
@@ -743,6 +744,14 @@ class AlreadyPlaying(Refused):
 
 
 @dataclass(frozen=True)
+class NameTaken(Refused):
+    """201: a newcomer's name reads as a current player's (`names.key`): join under your own."""
+
+    code: ClassVar[Reason] = Reason.NAME_TAKEN
+    name: str  # the player's, as the table knows it
+
+
+@dataclass(frozen=True)
 class RequestPending(Refused):
     code: ClassVar[Reason] = Reason.REQUEST_PENDING
     email: str
@@ -971,6 +980,7 @@ REFUSED: tuple[type[Refused], ...] = (
     QuotedNotice,
     TwoAnswers,
     AlreadyPlaying,
+    NameTaken,
     RequestPending,
     UnknownRequest,
     AddressTaken,
