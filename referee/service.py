@@ -395,7 +395,7 @@ class Referee:
             parsed = self._confirmation(mail, state)
             answered = confirmed = bool(parsed)
         parsed, hinted = self._with_debate(mail, state, parsed, answered)
-        votes = [h.meant for h in hinted if h.vote]
+        votes = [h.meant for h in hinted if h.confirm]  # kept for a bare yes
         language = self.settings.game.language
         if not parsed and not votes and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
@@ -424,18 +424,15 @@ class Referee:
                 facts.append(_fact(line, asked_again))
                 continue
             if line.command is None:
-                items.append(
-                    _item(
-                        line.line,
-                        Outcome(
-                            outcomes.Syntax(
-                                syntax=line.spec.syntax(self.settings.game.language),
-                                problem=line.problem,
-                                hint=corrected(line.line, line.spec.name, mail.sender),
-                            )
-                        ),
-                    )
-                )
+                syntax = line.spec.syntax(language)
+                hint = corrected(line.line, line.spec.name, mail.sender)
+                if hint:  # "VOTE 301 YSE": the line put right is done on a bare yes
+                    votes.append(hint)
+                    meant = outcomes.ConfirmNeeded(meant=hint, form=syntax)
+                    items.append(_item(line.line, Outcome(meant)))
+                    continue
+                wrong = outcomes.Syntax(syntax=syntax, problem=line.problem)
+                items.append(_item(line.line, Outcome(wrong)))
                 continue
             if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
                 request: AskToJoin | MoveAddress = line.command
@@ -802,7 +799,7 @@ class Referee:
             for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
                 vote = plain_vote(p.line, number, game.language) if p.command is None else ""
                 if vote and p.span != (0, 0):
-                    hinted.append(Hint(p.span[0], p.line, vote, vote=True))
+                    hinted.append(Hint(p.span[0], p.line, vote, confirm=True))
                 else:
                     kept.append(p)
             parsed = kept
@@ -1287,7 +1284,7 @@ def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
     """The lines no command took, quoted back: what they seem to mean, or not understood."""
     items = []
     for h in hinted[:QUOTED]:
-        if h.vote:
+        if h.confirm:
             items.append(_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))))
         else:
             items.append(_item(h.line, Outcome(outcomes.NotUnderstood(hint=h.meant))))

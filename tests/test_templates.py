@@ -232,7 +232,7 @@ DATA: dict[str, dict[str, Any]] = {
     "enrolled": {"name": "Eve Noether", "round": 3},
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
-    "confirm_needed": {"meant": "VOTE 301 YES"},
+    "confirm_needed": {"meant": "VOTE 301 YES", "form": "VOTE N YES|NO"},
     "archive_sent": {"messages": 12, "size": "38 kB"},
 }
 REASON_DATA: dict[str, Any] = {

@@ -801,6 +801,7 @@ class DeliveryChosen(Accepted):
 class ConfirmNeeded(Accepted):
     code: ClassVar[Done] = Done.CONFIRM_NEEDED
     meant: str  # the command, written out
+    form: str = ""  # the command's form, when the line was that command misspelt
 
 
 @dataclass(frozen=True)
