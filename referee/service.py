@@ -60,7 +60,7 @@ from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
+from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
 from referee.mail.render import Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
@@ -512,10 +512,12 @@ class Referee:
         if not parsed and not votes:
             thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
-            hint = spell(guess, language) if guess is not None else ""
+            waited = awaited(state, mail.sender, thread, language) if guess is None else []
+            hint = spell(guess, language) if guess is not None else next(iter(waited), "")
+            other = waited[1] if len(waited) > 1 else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
             upto = _tomorrow(at) if last else None
-            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, next=upto))))
+            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
         self._keep_answer(work, mail, at, facts)
         attached: tuple[outgoing.Attachment, ...] = ()
         if archive is not None and self.render:

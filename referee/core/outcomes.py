@@ -597,6 +597,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    other: str = ""  # the other command the thread waits for ("AGREE A1" or "DISAGREE A1")
     next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
