@@ -60,7 +60,7 @@ from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import circulated_lines, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import YES, expected, first_words, infer, spell, thread_of
+from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
 from referee.mail.render import Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
@@ -395,7 +395,7 @@ class Referee:
             parsed = self._confirmation(mail, state)
             answered = confirmed = bool(parsed)
         parsed, hinted = self._with_debate(mail, state, parsed, answered)
-        votes = [h.meant for h in hinted if h.vote]
+        votes = [h.meant for h in hinted if h.confirm]  # kept for a bare yes
         language = self.settings.game.language
         if not parsed and not votes and today.empty >= limits.empty_replies_per_day:
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
@@ -424,18 +424,15 @@ class Referee:
                 facts.append(_fact(line, asked_again))
                 continue
             if line.command is None:
-                items.append(
-                    _item(
-                        line.line,
-                        Outcome(
-                            outcomes.Syntax(
-                                syntax=line.spec.syntax(self.settings.game.language),
-                                problem=line.problem,
-                                hint=corrected(line.line, line.spec.name, mail.sender),
-                            )
-                        ),
-                    )
-                )
+                syntax = line.spec.syntax(language)
+                hint = corrected(line.line, line.spec.name, mail.sender)
+                if hint:  # "VOTE 301 YSE": the line put right is done on a bare yes
+                    votes.append(hint)
+                    meant = outcomes.ConfirmNeeded(meant=hint, form=syntax)
+                    items.append(_item(line.line, Outcome(meant)))
+                    continue
+                wrong = outcomes.Syntax(syntax=syntax, problem=line.problem)
+                items.append(_item(line.line, Outcome(wrong)))
                 continue
             if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
                 request: AskToJoin | MoveAddress = line.command
@@ -515,10 +512,12 @@ class Referee:
         if not parsed and not votes:
             thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
             guess = expected(state, mail.sender, thread, mail.own_words)
-            hint = spell(guess, language) if guess is not None else ""
+            waited = awaited(state, mail.sender, thread, language) if guess is None else []
+            hint = spell(guess, language) if guess is not None else next(iter(waited), "")
+            other = waited[1] if len(waited) > 1 else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
             upto = _tomorrow(at) if last else None
-            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, next=upto))))
+            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
         self._keep_answer(work, mail, at, facts)
         attached: tuple[outgoing.Attachment, ...] = ()
         if archive is not None and self.render:
@@ -806,7 +805,7 @@ class Referee:
             for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
                 vote = plain_vote(p.line, number, game.language) if p.command is None else ""
                 if vote and p.span != (0, 0):
-                    hinted.append(Hint(p.span[0], p.line, vote, vote=True))
+                    hinted.append(Hint(p.span[0], p.line, vote, confirm=True))
                 else:
                     kept.append(p)
             parsed = kept
@@ -1291,7 +1290,7 @@ def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
     """The lines no command took, quoted back: what they seem to mean, or not understood."""
     items = []
     for h in hinted[:QUOTED]:
-        if h.vote:
+        if h.confirm:
             items.append(_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))))
         else:
             items.append(_item(h.line, Outcome(outcomes.NotUnderstood(hint=h.meant))))

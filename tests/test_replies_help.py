@@ -23,7 +23,7 @@ def test_an_unknown_line_is_quoted_back_with_the_nearest_command(referee: Refere
     referee.receive(raw, T0 + HOUR)
     answer = flat(outbox(referee, "reply", CARLA)[-1])
     assert "> PROPSE ENACT Not understood. Did you mean PROPOSE ENACT?" in answer
-    assert "> STAUS Not understood. Did you mean STATUS?" in answer
+    assert "> STAUS Not done yet. This reads as STATUS." in answer  # a whole command
     assert "> Hi all," not in answer  # prose is the player's own: never quoted back as an error
     assert referee.state.proposal(301) is None  # a typo is never guessed into a proposal
     assert outbox(referee, "debate") == []
@@ -48,22 +48,46 @@ def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
         assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
         confirmed = flat(outbox(referee, "reply", BOB)[-1])
         assert "(letto come VOTO 301 SÌ)" in confirmed and "Fatto." in confirmed
-        # a misspelt answer word in a command: the form and the line put right, never guessed
+        # a misspelt answer word in a command: the line put right, done on a bare sì
         referee.receive(mail(ADA, "VOTO 301 SII", at=T0 + 4 * HOUR), T0 + 4 * HOUR)
-        answer = flat(outbox(referee, "reply", ADA)[-1])
-        assert "La forma è VOTO N SÌ|NO. Intendevi VOTO 301 SI?" in answer
+        question = outbox(referee, "reply", ADA)[-1]
+        assert (
+            "> VOTO 301 SII Non ancora fatto. Sembra voler dire VOTO 301 SI "
+            "(la forma è VOTO N SÌ|NO). Per farlo, rispondi" in flat(question)
+        )
         assert referee.state.proposal(301).vote_of(ADA) is None  # type: ignore[union-attr]
+        referee.receive(client_reply(question, ADA, "sì", T0 + 5 * HOUR, True), T0 + 5 * HOUR)
+        assert referee.state.proposal(301).vote_of(ADA) is True  # type: ignore[union-attr]
+        assert "(letto come VOTO 301 SI)" in flat(outbox(referee, "reply", ADA)[-1])
     finally:
         store.close()
 
 
-def test_a_misspelt_word_in_a_command_gets_the_line_put_right(referee: Referee) -> None:
+def test_a_misspelt_word_in_a_command_is_put_right_and_done_on_a_bare_yes(
+    referee: Referee,
+) -> None:
     propose(referee)
     referee.receive(mail(BOB, "VOTE 301 YSE\nVOTE 301 MAYBE", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
-    answer = flat(outbox(referee, "reply", BOB)[-1])
-    assert "The form is VOTE N YES|NO. Did you mean VOTE 301 YES?" in answer
-    assert answer.count("Did you mean") == 1  # "MAYBE" is close to no answer word: no guess
+    question = outbox(referee, "reply", BOB)[-1]
+    answer = flat(question)
+    assert (
+        "> VOTE 301 YSE Not done yet. This reads as VOTE 301 YES (the form is VOTE N YES|NO). "
+        "To do it, reply to this mail with a bare yes" in answer
+    )
+    # "MAYBE" is close to no answer word: no guess
+    assert "> VOTE 301 MAYBE Refused. I could not read this command" in answer
+    assert answer.count("This reads as") == 1
+    assert ".confirm-" in str(question["Message-ID"])
     assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
+
+    referee.receive(client_reply(question, BOB, "yes", T0 + 3 * HOUR), T0 + 3 * HOUR)
+    assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+    done = flat(outbox(referee, "reply", BOB)[-1])
+    assert "read as VOTE 301 YES" in done and "I found no command" not in done
+    # once: the same yes again confirms nothing more
+    referee.receive(client_reply(question, BOB, "yes", T0 + 4 * HOUR), T0 + 4 * HOUR)
+    assert "I found no command" in flat(outbox(referee, "reply", BOB)[-1])
+    assert referee.state.suggestion_of(BOB) == ""
 
 
 def test_a_vote_in_plain_words_is_done_only_on_a_bare_yes(referee: Referee) -> None:
@@ -102,10 +126,14 @@ def test_plus_one_in_a_proposals_thread_is_a_vote_to_confirm_never_debate(
     answer = flat(outbox(referee, "reply", ADA)[-1])
     assert "> +1 Not done yet. This reads as VOTE 301 YES." in answer
     assert "went to the table: to 2 players now" in answer
-    # a misspelt command in the thread is quoted back, not relayed
+    # a misspelt command in the thread is quoted back, not relayed, and done on a bare yes
     referee.receive(client_reply(circulated, ADA, "VOTTE 301 NO", T0 + 3 * HOUR), T0 + 3 * HOUR)
     assert len(outbox(referee, "debate", BOB)) == 1
-    assert "Did you mean VOTE 301 NO?" in flat(outbox(referee, "reply", ADA)[-1])
+    question = outbox(referee, "reply", ADA)[-1]
+    assert "> VOTTE 301 NO Not done yet. This reads as VOTE 301 NO." in flat(question)
+    referee.receive(client_reply(question, ADA, "Yes", T0 + 4 * HOUR), T0 + 4 * HOUR)
+    assert referee.state.proposal(301).vote_of(ADA) is False  # type: ignore[union-attr]
+    assert len(outbox(referee, "debate", BOB)) == 1
 
 
 def test_the_daily_limits_say_when_mail_is_answered_again(settings: Settings) -> None:

@@ -195,6 +195,8 @@ def test_the_operator_adds_moves_and_removes_players(tmp_path: Path, language: s
     status = cli("status", config, at)
     assert "roster: Eve Noether <eve@example.net> plays but is not in the config" in status.stdout
     assert cli("players", config, "add", "Eve Noether", EVE, at).returncode == 1  # plays already
+    clone = cli("players", config, "add", "EVE NOETHER", "eve@evil.example", at)
+    assert clone.returncode == 1 and "name_taken" in clone.stdout + clone.stderr
 
     moved = cli("players", config, "address", "Bob", BOB_NEW, at)
     assert moved.returncode == 0, moved.stderr
@@ -263,3 +265,50 @@ def test_no_move_to_the_games_own_address_nor_to_another_players_mailbox(
         assert to_of(last(referee, "confirm")) == f"{local}+nomic@{domain}"
     finally:
         store.close()
+
+
+def test_a_stranger_cannot_join_under_a_players_name(referee: Referee) -> None:
+    """201: the name is how the table tells players apart; a look-alike of it is refused."""
+    spellings = (
+        "JOIN Bob Rossi",
+        "JOIN  bob ROSSI.",
+        "JOIN B\u00f3b Rossi",  # an accent
+        "JOIN \u0412\u043eb R\u043essi",  # a Cyrillic capital Ve and small o
+        "JOIN \uff22\uff4f\uff42 Rossi",  # fullwidth letters
+    )
+    for number, words in enumerate(spellings):
+        clone = f"b0b{number}@evil.example"
+        at = T0 + number * DAY / 24
+        referee.receive(mail(f"Bob Rossi <{clone}>", words, subject="Hello", at=at), at)
+        assert not [m for m in sent(referee, "confirm") if to_of(m) == clone], words
+        answer = plain(last(referee, "reply", clone))
+        assert "A player named Bob Rossi is already playing in this game" in answer, words
+        assert "Join under a name of your own" in answer
+    assert not referee.state.requests
+    assert [p.name for p in referee.state.players].count("Bob Rossi") == 1
+
+    # a name of one's own joins; the King is shown the address and the player it is close to
+    join(referee, "JOIN Roberto Rossi", T0 + DAY / 2, who="b0b@evil.example")
+    prompt = plain(last(referee, "join_prompt", ADA))
+    assert "Roberto Rossi, from the address b0b@evil.example, asks to join" in prompt
+    assert f"the name is close to Bob Rossi ({BOB}), who already plays" in prompt
+    join(referee, "JOIN Eve Noether", T0 + DAY / 2, who=EVE)
+    assert "close to" not in plain(last(referee, "join_prompt", ADA))
+
+
+def test_two_requests_under_one_name_admit_only_the_first(italian: Referee) -> None:
+    join(italian, "ENTRO Eve Noether", T0 + DAY / 24)
+    join(italian, "ENTRO Eve Noether", T0 + DAY / 12, who="eve@evil.example")
+    prompts = sent(italian, "join_prompt")
+    assert len(prompts) == 2
+    reply_to(italian, ADA, "sì", prompts[0], T0 + DAY / 6)
+    assert italian.state.player(EVE) is not None
+    reply_to(italian, ADA, "sì", prompts[1], T0 + DAY / 4)
+    assert italian.state.player("eve@evil.example") is None
+    refused = plain(last(italian, "reply", ADA))
+    assert "In questa partita gioca già qualcuno di nome Eve Noether" in refused
+    greek = "ENTRO \u0395ve Noether"  # a Greek capital Epsilon
+    italian.receive(mail("Eve Noether <eve2@evil.example>", greek, subject="Ciao"), T0 + DAY / 3)
+    assert "gioca già qualcuno di nome Eve Noether" in plain(
+        last(italian, "reply", "eve2@evil.example")
+    )

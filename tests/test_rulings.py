@@ -54,6 +54,19 @@ def test_a_refused_vote_is_corrected_by_the_kings_yes_and_counted_while_open(
     assert "UPHELD: the referee's decision" in prompt
     assert "one of the referee's own guards" in prompt
 
+    # the King's ruling in words is no command: the reply names the one the thread waits for
+    words = "My ruling: numbers count as words, and the vote was Bob's."
+    reply_to(referee, ADA, words, last(referee, "ruling_prompt", ADA), T0 + DAY / 5)
+    hint = plain(last(referee, "reply", ADA))
+    assert "I found no command in your mail" in hint
+    assert "Did you mean RULING A1 UPHELD|DISMISSED ... END?" in hint
+    assert referee.state.appeal("A1").ruling is None  # type: ignore[union-attr]
+    # nor does a party who is not the judge get the judge's command as a hint
+    reply_to(
+        referee, CARLA, "I think Bob is right.", last(referee, "ruling_prompt", ADA), T0 + DAY / 5
+    )
+    assert "Did you mean" not in plain(last(referee, "reply", CARLA))
+
     # a bare yes from someone who is not the judge is refused, the King's publishes the draft
     reply_to(referee, CARLA, "yes", last(referee, "ruling_prompt", ADA), T0 + DAY / 4)
     assert referee.state.appeal("A1").ruling is None  # type: ignore[union-attr]
@@ -63,6 +76,8 @@ def test_a_refused_vote_is_corrected_by_the_kings_yes_and_counted_while_open(
     assert ruled is not None and ruled.verdict is Verdict.UPHELD
     assert ruled.ruling is not None and ruled.ruling.startswith("UPHELD")
     assert "UPHELD: the referee's decision" in plain(last(referee, "ruling_published", CARLA))
+    reply_to(referee, CARLA, "I agree", last(referee, "ruling_published", CARLA), T0 + DAY / 2.5)
+    assert "Did you mean AGREE A1 or DISAGREE A1?" in plain(last(referee, "reply", CARLA))
 
     referee.receive(mail(ADA, "AGREE A1"), T0 + DAY / 2)
     assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
@@ -138,8 +153,20 @@ def test_the_kings_own_vote_is_judged_by_a_champion_in_italian(italian: Referee)
     prompt = plain(last(italian, "ruling_prompt", BOB))
     assert "come Campione" in prompt and "ACCOLTA: la decisione dell'arbitro" in prompt
     assert "consegnata" in prompt and "> VOTO 301 SÌ" in prompt
+    # a ruling in words is no command: the reply names the one the thread waits for
+    words = "La mia sentenza: il voto era suo."
+    reply_to(italian, BOB, words, last(italian, "ruling_prompt", BOB), T0 + DAY / 5)
+    hint = plain(last(italian, "reply", BOB))
+    assert (
+        "Non ho trovato comandi" in hint
+        and "Intendevi SENTENZA A1 ACCOLTA|RESPINTA ... FINE?" in hint
+    )
     reply_to(italian, BOB, "Sì", last(italian, "ruling_prompt", BOB), T0 + DAY / 4)
     assert "(letto come SENTENZA A1 ACCOLTA)" in plain(last(italian, "reply", BOB))
+    reply_to(
+        italian, CARLA, "Sono d'accordo", last(italian, "ruling_published", CARLA), T0 + DAY / 3
+    )
+    assert "Intendevi ACCORDO A1 o DISACCORDO A1?" in plain(last(italian, "reply", CARLA))
     for who in (BOB, CARLA):
         italian.receive(mail(who, "ACCORDO A1"), T0 + DAY / 2)
     assert italian.state.proposal(301).vote_of(ADA) is True  # type: ignore[union-attr]

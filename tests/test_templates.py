@@ -167,6 +167,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "email": "eve@example.net",
         "round": 3,
         "reminder": False,
+        "close": ["Eve Rossi (eve@rossi.example)"],
     },
     "join_refused": {"name": "Eve Noether", "king": "Ada"},
     "address_moved": {"player": "Bob", "old": "bob@example.org", "new": "bob@new.example"},
@@ -231,7 +232,7 @@ DATA: dict[str, dict[str, Any]] = {
     "enrolled": {"name": "Eve Noether", "round": 3},
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
-    "confirm_needed": {"meant": "VOTE 301 YES"},
+    "confirm_needed": {"meant": "VOTE 301 YES", "form": "VOTE N YES|NO"},
     "archive_sent": {"messages": 12, "size": "38 kB"},
 }
 REASON_DATA: dict[str, Any] = {

@@ -375,6 +375,7 @@ class JoinPrompt(NoticePayload):
     email: str
     round: int
     reminder: bool = False
+    close: list[str] = field(default_factory=list)  # players whose names are close to it
 
 
 @dataclass(frozen=True)

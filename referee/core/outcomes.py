@@ -112,6 +112,7 @@ class Reason(enum.StrEnum):
     # The roster (201, 114): who may join, vote and move.
     ALREADY_PLAYING = "already_playing"
     REQUEST_PENDING = "request_pending"
+    NAME_TAKEN = "name_taken"
     UNKNOWN_REQUEST = "unknown_request"
     ADDRESS_TAKEN = "address_taken"
     ADDRESS_OF_GAME = "address_of_game"  # a player cannot move to the game's own address
@@ -597,6 +598,7 @@ class Syntax(Refused):
 class NoCommand(Refused):
     code: ClassVar[Reason] = Reason.NO_COMMAND
     hint: str
+    other: str = ""  # the other command the thread waits for ("AGREE A1" or "DISAGREE A1")
     next: datetime | None = None  # the day's last such answer: when mail is answered again
 
 
@@ -744,6 +746,14 @@ class AlreadyPlaying(Refused):
 
 
 @dataclass(frozen=True)
+class NameTaken(Refused):
+    """201: a newcomer's name reads as a current player's (`names.key`): join under your own."""
+
+    code: ClassVar[Reason] = Reason.NAME_TAKEN
+    name: str  # the player's, as the table knows it
+
+
+@dataclass(frozen=True)
 class RequestPending(Refused):
     code: ClassVar[Reason] = Reason.REQUEST_PENDING
     email: str
@@ -799,6 +809,7 @@ class DeliveryChosen(Accepted):
 class ConfirmNeeded(Accepted):
     code: ClassVar[Done] = Done.CONFIRM_NEEDED
     meant: str  # the command, written out
+    form: str = ""  # the command's form, when the line was that command misspelt
 
 
 @dataclass(frozen=True)
@@ -978,6 +989,7 @@ REFUSED: tuple[type[Refused], ...] = (
     QuotedNotice,
     TwoAnswers,
     AlreadyPlaying,
+    NameTaken,
     RequestPending,
     UnknownRequest,
     AddressTaken,

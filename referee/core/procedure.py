@@ -16,7 +16,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from referee.core import mechanics, outcomes
+from referee.core import mechanics, names, outcomes
 from referee.core.events import (
     Accuse,
     Admit,
@@ -228,6 +228,9 @@ def bar(state: GameState, cmd: Command | Enrol) -> outcomes.Refused | None:
         joined = state.player(email)
         if joined is not None and joined.active:
             return outcomes.AlreadyPlaying(email=email)
+        taken = names.same_name(state, cmd.name)
+        if taken is not None:
+            return outcomes.NameTaken(name=taken.name)
         return None
     player = state.player(cmd.sender)
     if player is None or (move.role is not Role.ANYONE and not player.active):

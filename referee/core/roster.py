@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import replace
 from typing import Any
 
-from referee.core import notices, outcomes, view
+from referee.core import names, notices, outcomes, view
 from referee.core.events import Admit, AskToJoin, Enrol, MoveAddress
 from referee.core.model import GameState, JoinRequest, Player, RequestStatus
 from referee.core.order import rotation
@@ -45,6 +45,7 @@ def prompt_join(step: Step, request: JoinRequest, reminder: bool = False) -> Non
             name=request.name,
             email=request.email,
             round=step.state.rounds_completed + 2,
+            close=[f"{p.name} ({p.email})" for p in names.close_names(step.state, request.name)],
             reminder=reminder,
         ),
         thread=Thread.join(request.number),
@@ -94,6 +95,9 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
     existing = s.player(email)
     if existing is not None and existing.active:
         raise Refusal(outcomes.AlreadyPlaying(email=email))
+    taken = names.same_name(s, name)  # another joined under it while the request waited
+    if taken is not None:
+        raise Refusal(outcomes.NameTaken(name=taken.name))
     name = " ".join(name.split())
     player = Player(
         name=name,

@@ -5,8 +5,9 @@ act. A line that is not a command is quoted back in the reply, with the nearest 
 one is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language. A line that
 says a vote in plain words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a
 proposal) is read as the vote it seems to mean, which is applied only when the player confirms
-it with a bare yes in reply. Such lines are never relayed as debate: what reaches the table is
-the player's talk, never a command they mistyped.
+it with a bare yes in reply; so is a misspelt command put right into a whole one ("VOTTE 301
+NO", "VOTE 301 YSE": `VOTE 301 NO`, `VOTE 301 YES`). Such lines are never relayed as debate:
+what reaches the table is the player's talk, never a command they mistyped.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class Hint:
     index: int  # the line's index in the mail's own words
     line: str
     meant: str = ""  # a command, written out, that the line seems to mean
-    vote: bool = False  # said a vote in plain words: applied when the player confirms
+    confirm: bool = False  # `meant` is a whole command: applied when the player confirms it
 
 
 def _close(word: str, keyword: str) -> bool:
@@ -115,6 +116,13 @@ def corrected(line: str, spec_name: str, sender: str = "") -> str:
     return written
 
 
+def whole(written: str, sender: str = "") -> bool:
+    """Whether `written` is one whole command on one line (`VOTE 301 NO`), not a keyword
+    alone nor a command whose text follows: what a bare yes may confirm."""
+    hit = match(written)
+    return hit is not None and not hit[0].multiline and _builds(hit[0].name, written, sender)
+
+
 def _builds(name: str, written: str, sender: str) -> bool:
     try:
         found = parse_commands(sender, "", written)
@@ -174,9 +182,10 @@ def hints(
             continue
         vote = plain_vote(line, proposal, language)
         if vote:
-            found.append(Hint(index, line, vote, vote=True))
+            found.append(Hint(index, line, vote, confirm=True))
             continue
         meant = nearest(line, sender, language)
         if meant:  # prose ("Hi all,", a sign-off) is the player's own business: not quoted back
-            found.append(Hint(index, line, meant))
+            # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
+            found.append(Hint(index, line, meant, confirm=whole(meant, sender)))
     return found

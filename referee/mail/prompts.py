@@ -6,7 +6,9 @@ Message-ID naming what it asks (`<game.award-301@domain>`), and its own Message-
 thread too
 (`<game.award-301.<digest>@domain>`), so In-Reply-To alone leads back to the question. A reply
 in that thread with no command in it, just "7", "Bob Rossi" or "yes", is read as the answer
-the prompt asked for. A reply that holds a command is obeyed as written.
+the prompt asked for. A reply that holds a command is obeyed as written; one that holds
+neither is told the command its thread waits for (`expected`, `awaited`: an appeal's RULING
+from its judge, then AGREE or DISAGREE).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from referee.core.events import (
     NameChampion,
     NameWinner,
 )
-from referee.core.model import GameState, Phase
+from referee.core.model import AppealKind, AppealStatus, GameState, Phase
 from referee.core.threads import Thread, ThreadKind
 from referee.mail.commands import NO_WORDS, REGISTRY, fold
 from referee.mail.outgoing import thread_in
@@ -99,6 +101,30 @@ def expected(state: GameState, sender: str, thread: Thread | None, text: str) ->
     if number and sender == state.king and state.phase is Phase.AWARD:
         return Award(sender, int(number.group(1)))
     return None
+
+
+def awaited(state: GameState, sender: str, thread: Thread | None, language: str) -> list[str]:
+    """The commands an appeal's thread waits for from `sender`, written out, for the hint of a
+    reply in it without one (212, 213): the judge's RULING while none is given ("My ruling:
+    ..." is words, not the command), then every player's AGREE or DISAGREE ("I agree")."""
+    if thread is None or thread.kind is not ThreadKind.APPEAL:
+        return []
+    appeal = state.appeal(thread.key)
+    player = state.player(sender)
+    if appeal is None or appeal.status is not AppealStatus.OPEN or player is None:
+        return []
+    keyword = {spec.name: spec.italian if language == "it" else spec.english for spec in REGISTRY}
+    end = "FINE" if language == "it" else "END"
+    if appeal.ruling is None:
+        if sender != state.judge_of(appeal):
+            return []
+        verdicts = "ACCOLTA|RESPINTA" if language == "it" else "UPHELD|DISMISSED"
+        decided = appeal.kind is AppealKind.ACCUSATION or appeal.about is not None
+        verdict = f" {verdicts}" if decided else ""
+        return [f"{keyword['ruling']} {appeal.id}{verdict} ... {end}"]
+    if not player.active:
+        return []
+    return [f"{keyword['agree']} {appeal.id}", f"{keyword['disagree']} {appeal.id}"]
 
 
 def spell(command: Command, language: str) -> str:
