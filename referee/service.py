@@ -50,6 +50,7 @@ from referee.mail import bounces, confirm, intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup
 from referee.mail.commands import (
     REGISTRY,
+    REPLY_PREFIX,
     ParsedLine,
     fold,
     is_reply_subject,
@@ -1125,10 +1126,12 @@ def roster_difference(settings: Settings, state: GameState) -> list[str]:
 
 
 def reply_subject(subject: str) -> str:
-    """`Re: <subject>`, without piling a second `Re:` on a reply's reply."""
-    if not subject.strip():
-        return ""
-    return subject if is_reply_subject(subject) else f"Re: {subject}"
+    """`Re: <subject>`, once: the prefixes mail programs pile up (`Re: RE: Re:`, `R:`, `AW:`)
+    are taken off first, so a long exchange keeps one readable title."""
+    title = subject.strip()
+    while is_reply_subject(title):
+        title = REPLY_PREFIX.sub("", title, count=1).strip()
+    return f"Re: {title}" if title else ""
 
 
 def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:

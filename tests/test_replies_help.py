@@ -152,3 +152,14 @@ def test_the_daily_limits_say_when_mail_is_answered_again(settings: Settings) ->
         assert "until Wednesday 2 December 2026, 01:00 CET" in capped
     finally:
         store.close()
+
+
+def test_a_long_exchange_keeps_one_re_in_the_subject(referee: Referee) -> None:
+    """Mail programs pile up `Re: RE: R:`; the referee's answer carries one `Re:` (new-user
+    review: "RE: RE: Re: [Club Nomic] Proposal 301")."""
+    for index, subject in enumerate(("RE: Re: [Test] Proposal 301", "R: AW: Fwd: status", "Re:")):
+        at = T0 + (index + 1) * HOUR
+        referee.receive(mail(BOB, "STATUS", subject=subject, at=at), at)
+    subjects = [str(m["Subject"]) for m in outbox(referee, "reply", BOB)]
+    assert subjects[-3:-1] == ["Re: [Test] Proposal 301", "Re: status"]
+    assert "Re: Re:" not in " ".join(subjects) and subjects[-1] != "Re: "
