@@ -829,7 +829,7 @@ class Referee:
             return parsed, hinted  # beside commands, a name or "thanks" alone is no debate
         say = next(s for s in REGISTRY if s.name == "say")
         shown = first_words(text)
-        shown = shown if len(shown) <= 72 else shown[:71].rstrip() + "…"
+        shown = shown if len(shown) <= 72 else _at_word(shown, 71) + "…"
         return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
 
     def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
@@ -1162,7 +1162,7 @@ def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
     The player's line is quoted back whole up to QUOTED_LINE characters, then cut with "...":
     a reply names the line it answers, it does not mirror a 5,000-digit number."""
     return {
-        "line": line if len(line) <= QUOTED_LINE else line[:QUOTED_LINE] + "...",
+        "line": _cut_line(line),
         "meant": meant,
         "ok": outcome.ok,
         "code": outcome.code,
@@ -1176,7 +1176,15 @@ def answer_token(mail: InboundMail) -> str:
 
 
 def _cut_line(line: str) -> str:
-    return line if len(line) <= QUOTED_LINE else line[:QUOTED_LINE] + "..."
+    return line if len(line) <= QUOTED_LINE else _at_word(line, QUOTED_LINE) + "..."
+
+
+def _at_word(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters at a space, never inside a word (a single word
+    longer than that, a 5,000-digit number, is cut where it must be)."""
+    cut = text[:width]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip()
 
 
 def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
@@ -1184,7 +1192,7 @@ def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
     the command read from it (as the event log writes it)."""
     command = line.command
     return {
-        "line": line.line if len(line.line) <= QUOTED_LINE else line.line[:QUOTED_LINE] + "...",
+        "line": _cut_line(line.line),
         "code": outcome.code,
         "ok": outcome.ok,
         "command": json.dumps(codec.event_to_data(command), sort_keys=True)
