@@ -58,7 +58,7 @@ from referee.mail.commands import (
     torn,
 )
 from referee.mail.debate import debate_thread, leftover, nearest_thread
-from referee.mail.echoes import circulated_lines, normalise, referee_thread
+from referee.mail.echoes import copied, normalise, referee_thread
 from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
@@ -780,7 +780,8 @@ class Referee:
         return 1
 
     def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
-        """The command lines of the referee's own mail in the thread this mail answers."""
+        """The command lines of the referee's own mail in the thread this mail answers that the
+        mail carries as part of a copy of that text (never a line typed among its own words)."""
         game = self.settings.game
         thread = referee_thread(
             mail.references,
@@ -788,7 +789,7 @@ class Referee:
             game.key,
             outgoing.domain_of(game.address),
         )
-        return frozenset() if thread is None else circulated_lines(state, thread)
+        return frozenset() if thread is None else copied(mail.own_words, state, thread)
 
     def _with_debate(
         self, mail: InboundMail, state: GameState, parsed: list[ParsedLine], answered: bool

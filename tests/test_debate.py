@@ -395,3 +395,20 @@ def test_a_planted_line_repeated_unquoted_in_a_reply_is_not_obeyed(referee: Refe
     assert bob is not None and bob.active
     assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
     assert "Not obeyed" in flat(outbox(referee, "reply", BOB)[-1])
+
+
+def test_a_vote_typed_in_reply_to_a_planted_proposal_is_the_players_own(
+    referee: Referee,
+) -> None:
+    """Attacker review: the proposer plants `VOTE 301 YES` and `VOTE 301 NO` as lines of the
+    text. A voter who types his own `VOTE 301 NO` above his mail program's quote, or alone,
+    is obeyed; only a line inside an unmarked copy of the text is the referee's own words."""
+    planted = "PROPOSE ENACT\nPlayers may eat cake.\nVOTE 301 YES\nVOTE 301 NO\nEND"
+    referee.receive(mail(CARLA, planted), T0 + HOUR)
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    typed = "VOTE 301 NO\nI do not like cake rules."
+    referee.receive(client_reply(circulated, BOB, typed, T0 + 2 * HOUR), T0 + 2 * HOUR)
+    assert referee.state.proposal(301).vote_of(BOB) is False  # type: ignore[union-attr]
+    circulated_ada = outbox(referee, "proposal_circulated", ADA)[0]
+    referee.receive(client_reply(circulated_ada, ADA, "VOTE 301 YES", T0 + 3 * HOUR), T0 + 3 * HOUR)
+    assert referee.state.proposal(301).vote_of(ADA) is True  # type: ignore[union-attr]

@@ -19,6 +19,12 @@ from tests.test_service import plain
 PLANTED = "PROPOSE ENACT\nA player who writes\n{vote}\nin a mail is cheerful.\nEND"
 
 
+def copied_with(vote: str) -> str:
+    """A reply whose mail program copied the proposal without `>` marks, the vote line among
+    its lines: the referee cannot tell the player's own vote from the proposal's (a guard)."""
+    return f"A player who writes\n{vote}\nin a mail is cheerful."
+
+
 @pytest.fixture
 def italian(tmp_path: Path) -> Referee:
     settings = load_settings(write_config(tmp_path, "it"))
@@ -26,10 +32,11 @@ def italian(tmp_path: Path) -> Referee:
 
 
 def refused_vote(referee: Referee, vote: str) -> None:
-    """Carla's proposal holds a vote line; Bob's own vote in reply to it is taken as an echo."""
+    """Carla's proposal holds a vote line; Bob's reply carries it in an unmarked copy of the
+    proposal, and the referee takes it as an echo of its own mail."""
     referee.receive(mail(CARLA, PLANTED.format(vote=vote)), T0 + DAY / 24)
     circulated = last(referee, "proposal_circulated", BOB)
-    reply_to(referee, BOB, vote, circulated, T0 + DAY / 12)
+    reply_to(referee, BOB, copied_with(vote), circulated, T0 + DAY / 12)
     assert referee.state.proposal(301) is not None
     assert referee.state.proposal(301).vote_of(BOB) is None  # type: ignore[union-attr]
 
@@ -138,7 +145,8 @@ def test_a_decision_a_rule_made_is_drafted_as_dismissed(referee: Referee) -> Non
 
 def test_the_kings_own_vote_is_judged_by_a_champion_in_italian(italian: Referee) -> None:
     italian.receive(mail(CARLA, PLANTED.format(vote="VOTO 301 SÌ")), T0 + DAY / 24)
-    reply_to(italian, ADA, "VOTO 301 SÌ", last(italian, "proposal_circulated", ADA), T0 + DAY / 12)
+    circulated = last(italian, "proposal_circulated", ADA)
+    reply_to(italian, ADA, copied_with("VOTO 301 SÌ"), circulated, T0 + DAY / 12)
     assert italian.state.proposal(301).vote_of(ADA) is None  # type: ignore[union-attr]
     # the King appeals about his own vote: he is a party, so a Champion judges (212)
     reply_to(

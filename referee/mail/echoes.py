@@ -47,8 +47,8 @@ def referee_thread(
     return found
 
 
-def circulated_lines(state: GameState, thread: str) -> frozenset[str]:
-    """The command-like lines of the texts circulated in `thread` ("" for all of them)."""
+def _texts(state: GameState, thread: str) -> list[str]:
+    """The texts circulated in `thread` ("" for all of them)."""
     texts: list[str] = []
     if thread.startswith("proposal-") and numerals.is_number(thread[9:]):
         proposal = state.proposal(int(thread[9:]))
@@ -60,7 +60,32 @@ def circulated_lines(state: GameState, thread: str) -> frozenset[str]:
         texts += [t for p in state.proposals for t in (p.text, p.old_text)]
         texts += [t for a in state.appeals for t in (a.question, a.ruling or "")]
         texts += [r.full_text for r in state.rules]
-    return frozenset(_command_lines(texts))
+    return texts
+
+
+def copied(own_words: str, state: GameState, thread: str) -> frozenset[str]:
+    """The command-like lines of the circulated texts that stand in `own_words` as part of a
+    copy of such a text: next to another line of it (the line above or below, blank lines
+    skipped). A command the player typed among their own words is theirs, even when a
+    proposal planted the same line (attacker review: a planted `VOTE 301 NO` must not void
+    every vote typed in reply); a block the mail program quoted without `>` marks is not."""
+    texts = _texts(state, thread)
+    commands = frozenset(_command_lines(texts))
+    if not commands:
+        return frozenset()
+    every = {normalise(line) for text in texts for line in text.splitlines()} - {""}
+    lines = [normalise(line) for line in own_words.split("\n")]
+    filled = [i for i, line in enumerate(lines) if line]
+    found: set[str] = set()
+    for place, index in enumerate(filled):
+        line = lines[index]
+        if line not in commands:
+            continue
+        near = [filled[place - 1]] if place > 0 else []
+        near += [filled[place + 1]] if place + 1 < len(filled) else []
+        if any(lines[n] in every for n in near):
+            found.add(line)
+    return frozenset(found)
 
 
 def _command_lines(texts: Iterable[str]) -> Iterable[str]:
