@@ -408,14 +408,14 @@ def play_roster(language: str) -> list[Sent]:
 RULING_WORDS = {
     "en": {
         "propose": "PROPOSE ENACT\nA player who writes\nVOTE 301 YES\nis cheerful.\nEND",
-        "vote": "VOTE 301 YES",
+        "vote": "A player who writes\nVOTE 301 YES\nis cheerful.",  # an unmarked copy
         "appeal": "APPEAL\nThat vote was mine: I typed it.\nEND",
         "yes": "yes",
         "agree": "AGREE A1",
     },
     "it": {
         "propose": "PROPONGO PROMULGARE\nChi scrive\nVOTO 301 SÌ\nè allegro.\nFINE",
-        "vote": "VOTO 301 SÌ",
+        "vote": "Chi scrive\nVOTO 301 SÌ\nè allegro.",  # una copia senza segni di citazione
         "appeal": "APPELLO\nQuel voto era mio: l'ho scritto io.\nFINE",
         "yes": "sì",
         "agree": "ACCORDO A1",

@@ -163,3 +163,19 @@ def test_a_long_exchange_keeps_one_re_in_the_subject(referee: Referee) -> None:
     subjects = [str(m["Subject"]) for m in outbox(referee, "reply", BOB)]
     assert subjects[-3:-1] == ["Re: [Test] Proposal 301", "Re: status"]
     assert "Re: Re:" not in " ".join(subjects) and subjects[-1] != "Re: "
+
+
+def test_status_says_who_an_open_appeal_waits_for(referee: Referee) -> None:
+    """New-user review: a game held by an appeal must say who acts next (212): the judge's
+    ruling, then the players who have neither agreed nor disagreed."""
+    referee.receive(mail(BOB, "APPEAL\nMay a rule be one word?\nEND", at=T0 + HOUR), T0 + HOUR)
+    referee.receive(mail(CARLA, "STATUS", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    said = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "A1 waits for the ruling of Ada Lovelace (RULING A1 ... END)" in said
+    ruling = "RULING A1\nYes, one word is enough.\nEND"
+    referee.receive(mail(ADA, ruling, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+    referee.receive(mail(BOB, "AGREE A1", at=T0 + 4 * HOUR), T0 + 4 * HOUR)
+    referee.receive(mail(CARLA, "STATUS", at=T0 + 5 * HOUR), T0 + 5 * HOUR)
+    said = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "A1 is ruled: 1 agree, 0 disagree" in said
+    assert "waiting for AGREE A1 or DISAGREE A1 from" in said and "Carla" in said.split("from")[-1]

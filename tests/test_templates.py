@@ -393,6 +393,10 @@ def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
         "round": 1,
         "adoption": "unanimity",
         "missing": ["Bob"],
+        "appeal_waits": [
+            {"id": "A1", "judge": "Ada", "missing": []},
+            {"id": "A2", "judge": None, "missing": ["Bob"], "agree": 1, "disagree": 0},
+        ],
         "proposal": 301,
         "rules": [],
         "scores": [],

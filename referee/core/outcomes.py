@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -280,6 +280,7 @@ class Status(Accepted):
     appeals: list[str]
     winner: str | None
     missing: list[str]
+    appeal_waits: list[dict[str, Any]] = field(default_factory=list)  # who each appeal waits for
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,22 @@ def turn_deadline(state: GameState) -> datetime | None:
     return None
 
 
+def _appeal_wait(state: GameState, appeal: Appeal) -> dict[str, Any]:
+    """Who an open appeal waits for (212): its judge's ruling, or, once ruled, the players
+    who have neither agreed nor disagreed; a majority of the active players settles it."""
+    judge = state.judge_of(appeal)
+    if appeal.ruling is None:
+        return {"id": appeal.id, "judge": _name(state, judge) if judge else None, "missing": []}
+    said = set(appeal.agree) | set(appeal.disagree)
+    return {
+        "id": appeal.id,
+        "judge": None,
+        "missing": [p.name for p in turn_order(state) if p.active and p.email not in said],
+        "agree": len(appeal.agree),
+        "disagree": len(appeal.disagree),
+    }
+
+
 def status_data(state: GameState) -> dict[str, Any]:
     current = state.current
     return {
@@ -173,6 +189,7 @@ def status_data(state: GameState) -> dict[str, Any]:
         "round": state.rounds_completed + 1,
         "adoption": state.adoption.value,
         "appeals": [a.id for a in state.open_appeals],
+        "appeal_waits": [_appeal_wait(state, a) for a in state.open_appeals],
         "winner": _name(state, state.winner) if state.winner else None,
         "missing": [
             p.name
