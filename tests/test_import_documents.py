@@ -540,3 +540,25 @@ def test_a_reference_finds_its_rule_by_number_then_label_then_path() -> None:
     assert labels.shown(rules[2]) == "103 (B/2)"
     order = labels.reading_order([Rule(400, 400, True, "new"), rules[4], rules[1], rules[0]])
     assert [r.number for r in order] == [101, 102, 301, 400]
+
+
+def test_the_site_shows_each_rule_by_its_own_label(tmp_path: Path) -> None:
+    """Issue 18, item 2: the site names a rule by the document's label (`§ 2.2`), as commands
+    and mail do, in the front page's table, the rules page and the rule's own page."""
+    case = CASES[0]
+    folder = tmp_path / "rules"
+    assert cli("import", case.path, "--out", folder, *case.flags).returncode == 0
+    settings = config(tmp_path, folder, case.parameters)
+    assert cli("init", settings).returncode == 0
+    site = tmp_path / "site"
+    built = cli("site", settings, "--out", site)
+    assert built.returncode == 0, built.stderr
+    front = (site / "index.html").read_text(encoding="utf-8")
+    table = front.split('<table class="rules">')[1].split("</table>")[0]
+    assert ">§ 2.2</a></td>" in table
+    page = (site / "rules.html").read_text(encoding="utf-8")
+    assert re.search(r"<h2><a href=\"rules/\d+\.html\">Rule § 2\.2</a>", page), page[:2000]
+    target = re.search(r'<h2><a href="(rules/\d+\.html)">Rule § 2\.2</a>', page)
+    assert target is not None
+    own = (site / target.group(1)).read_text(encoding="utf-8")
+    assert "<h1>Rule § 2.2" in own
