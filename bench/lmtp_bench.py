@@ -6,10 +6,11 @@ listening on `[lmtp]` and sending through `[smtp]`. Target: p50 <= 0.1 s.
 
 Baseline, measured in the same run against the same SMTP server: a raw LMTP echo server
 (aiosmtpd's LMTP, no database, no referee) that sends one reply with aiosmtplib for each mail
-and then answers 250: the cost of the two hops alone. The IMAP IDLE path is measured by
-bench/service_bench.py (latency), on Dovecot.
+and then answers 250: the cost of the two hops alone. Then, in the same run, the IMAP IDLE
+path for comparison (`--idle N` votes; bench/service_bench.py's latency on a real Dovecot:
+SMTP submission of a vote to the reply in the player's mailbox, next to its raw IDLE echo).
 
-    python bench/lmtp_bench.py [--mails 30]
+    python bench/lmtp_bench.py [--mails 30] [--idle 10]
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ def figures(name: str, times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mails", type=int, default=30)
+    parser.add_argument("--idle", type=int, default=10, help="IMAP IDLE path votes; 0: none")
     args = parser.parse_args()
     sink = Clocked()
     sink.controller.start()
@@ -175,6 +177,11 @@ def main() -> None:
     print(figures("referee (run, [lmtp] + [smtp])", referee))
     print(figures("raw LMTP echo (baseline)", raw))
     print(f"ratio of p50s: {statistics.median(referee) / statistics.median(raw):.1f}x the echo")
+    if args.idle > 0:
+        from bench.service_bench import latency
+
+        print("the IMAP IDLE path, for comparison (vote submitted -> reply in the mailbox):")
+        latency(args.idle)
 
 
 if __name__ == "__main__":

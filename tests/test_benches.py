@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL = {
     "archive_bench.py": ["--proposals", "30", "--rules", "12", "--git-proposals", "4"],
     "commands_bench.py": ["--repeat", "1", "--lines", "50,200", "--words", "50,100"],
-    "lmtp_bench.py": ["--mails", "5"],
+    "lmtp_bench.py": ["--mails", "5", "--idle", "3"],
     "owners_bench.py": ["--mails", "4", "--games", "2", "--workers", "2"],
     "replay_bench.py": ["--messages", "24", "--players", "3", "--repeat", "1", "--large", "0"],
     "service_bench.py": ["all", "--votes", "3", "--burst", "12", "--backlog", "12"],
