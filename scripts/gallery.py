@@ -361,35 +361,43 @@ ROSTER_WORDS = {
 }
 
 
-def play_roster(language: str) -> list[Sent]:
-    """Players who come and go (201, 114): a stranger joins with the King's yes, another is
-    refused, and a player moves to a new address, each confirmed by a bare reply."""
-    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
-    start = settings.game.start
-    assert start is not None
-    game = _Game(settings, start)
-    words = ROSTER_WORDS[language]
-    at, number = start, 0
+class _Script:
+    """A scripted example game in one language: mails sent one hour apart, each a new mail or
+    a bare reply to one of the referee's (its In-Reply-To and References naming it)."""
 
-    def send(sender: str, body: str, answering: bytes | None = None) -> None:
-        nonlocal at, number
-        at, number = at + timedelta(hours=1), number + 1
-        step = Step(timedelta(0), sender, "Re: Nomic" if answering else "Hello", {language: body})
-        raw = _mail(settings, step, language, at, 2000 + number)
+    def __init__(self, language: str, subject: str, first_id: int) -> None:
+        self.language, self.subject, self.number = language, subject, first_id
+        self.settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+        start = self.settings.game.start
+        assert start is not None
+        self.at = start
+        self.game = _Game(self.settings, start)
+
+    def send(self, sender: str, body: str, answering: bytes | None = None) -> None:
+        self.at, self.number = self.at + timedelta(hours=1), self.number + 1
+        subject = "Re: Nomic" if answering else self.subject
+        step = Step(timedelta(0), sender, subject, {self.language: body})
+        raw = _mail(self.settings, step, self.language, self.at, self.number)
         if answering is not None:  # a bare reply to the referee's question
             asked = BytesParser(policy=policy.default).parsebytes(answering)["Message-ID"]
             message = BytesParser(policy=policy.default).parsebytes(raw)
             message["In-Reply-To"], message["References"] = asked, asked
             raw = message.as_bytes()
-        game.receive(raw, at)
+        self.game.receive(raw, self.at)
 
-    def last(kind: str, to: str) -> bytes:
-        found = [m.raw for m in game.sent if m.kind == kind and to.encode() in m.raw]
+    def last(self, kind: str, to: str) -> bytes:
+        found = [m.raw for m in self.game.sent if m.kind == kind and to.encode() in m.raw]
         assert found, (kind, to)
         return found[-1]
 
+
+def play_roster(language: str) -> list[Sent]:
+    """Players who come and go (201, 114): a stranger joins with the King's yes, another is
+    refused, and a player moves to a new address, each confirmed by a bare reply."""
+    script = _Script(language, "Hello", 2000)
+    send, last, words = script.send, script.last, ROSTER_WORDS[language]
     try:
-        king = settings.king.email
+        king = script.settings.king.email
         for name, address, answer in (
             ("Eve Noether", "eve@example.net", "yes"),
             ("Fred Bianchi", "fred@example.net", "no"),
@@ -400,9 +408,9 @@ def play_roster(language: str) -> list[Sent]:
         moved = "bob.rossi@new.example"
         send("bob@example.org", words["address"].format(address=moved))
         send(moved, words["yes"], last("confirm", moved))
-        return list(game.sent)
+        return list(script.game.sent)
     finally:
-        game.close()
+        script.game.close()
 
 
 RULING_WORDS = {
@@ -426,33 +434,12 @@ RULING_WORDS = {
 def play_ruling(language: str) -> list[Sent]:
     """An appeal by reply about a refused vote (212): the judge's prompt with the facts and
     the draft, the King's bare yes, and the correction carried out while the vote is open."""
-    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
-    start = settings.game.start
-    assert start is not None
-    game = _Game(settings, start)
-    words = RULING_WORDS[language]
-    at, number = start, 0
-
-    def send(sender: str, body: str, answering: bytes | None = None) -> None:
-        nonlocal at, number
-        at, number = at + timedelta(hours=1), number + 1
-        step = Step(timedelta(0), sender, "Re: Nomic" if answering else "move", {language: body})
-        raw = _mail(settings, step, language, at, 3000 + number)
-        if answering is not None:
-            asked = BytesParser(policy=policy.default).parsebytes(answering)["Message-ID"]
-            message = BytesParser(policy=policy.default).parsebytes(raw)
-            message["In-Reply-To"], message["References"] = asked, asked
-            raw = message.as_bytes()
-        game.receive(raw, at)
-
-    def last(kind: str, to: str) -> bytes:
-        found = [m.raw for m in game.sent if m.kind == kind and to.encode() in m.raw]
-        assert found, (kind, to)
-        return found[-1]
-
+    script = _Script(language, "move", 3000)
+    send, last, words = script.send, script.last, RULING_WORDS[language]
     try:
+        settings = script.settings
         king = settings.king.email
-        proposer = game.referee.state.turn_player
+        proposer = script.game.referee.state.turn_player
         assert proposer is not None
         voter = next(p.email for p in settings.players if p.email not in (king, proposer))
         send(proposer, words["propose"])
@@ -461,9 +448,9 @@ def play_ruling(language: str) -> list[Sent]:
         send(king, words["yes"], last("ruling_prompt", king))
         for who in (king, proposer):
             send(who, words["agree"])
-        return list(game.sent)
+        return list(script.game.sent)
     finally:
-        game.close()
+        script.game.close()
 
 
 # The tie needs two players to cross the winning line in one instant: two dissenters (206) of a

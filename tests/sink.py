@@ -8,14 +8,16 @@ reads only one answer after the data).
 
 from __future__ import annotations
 
+import os
 import re
 import smtplib
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -147,3 +149,29 @@ def lmtp_deliver(
                     code, text = client.getreply()
                     answers[index] = (code, text.decode())
     return [a for a in answers if a is not None]
+
+
+def play_by_maildir(
+    store: Any,
+    settings: Any,
+    start: datetime,
+    mails: Sequence[tuple[bytes, datetime, str]],
+    crlf: bool = False,
+) -> int:
+    """The game created at `start`, then each mail dropped into its Maildir, dated at its time
+    (the file's mtime, as an MTA leaves it; CRLF line ends with `crlf`, as a server delivers
+    them) and read by `run --once` at that time: the live service as cron runs it. Returns
+    the game's id."""
+    from referee.runner import Service
+    from referee.service import Referee
+
+    Referee.create(store, settings, start)
+    service = Service(settings, store)
+    new = settings.maildir / "new"
+    new.mkdir(parents=True, exist_ok=True)
+    for index, (raw, at, _sender) in enumerate(mails):
+        path = new / f"{index:04d}.mail"
+        path.write_bytes(raw.replace(b"\n", b"\r\n") if crlf else raw)
+        os.utime(path, (at.timestamp(), at.timestamp()))
+        service.run_once(at)
+    return service.game_id

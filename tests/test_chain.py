@@ -8,7 +8,6 @@ belongs to, and `status` shows the last head.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tomllib
@@ -18,10 +17,9 @@ from pathlib import Path
 from examples.make_examples import START, build
 from referee.config import load_settings
 from referee.core import chain
-from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store
-from tests.sink import game_config
+from tests.sink import game_config, play_by_maildir
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 
@@ -33,17 +31,9 @@ def test_every_mail_and_status_carry_the_head_of_a_chain_that_links(tmp_path: Pa
     _, mails = build("en")
     store = Store(settings.database_url)
     try:
-        Referee.create(store, settings, START)
-        service = Service(settings, store)
-        new = settings.maildir / "new"
-        new.mkdir(parents=True, exist_ok=True)
-        for index, (raw, at, _sender) in enumerate(mails[:8]):
-            path = new / f"{index:04d}.mail"
-            path.write_bytes(raw)
-            os.utime(path, (at.timestamp(), at.timestamp()))
-            service.run_once(at)
-        links = store.chain(service.game_id)
-        outbox = store.outbox(service.game_id)
+        game_id = play_by_maildir(store, settings, START, mails[:8])
+        links = store.chain(game_id)
+        outbox = store.outbox(game_id)
     finally:
         store.close()
 

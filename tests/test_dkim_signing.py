@@ -9,7 +9,6 @@ of the sent mail is verified; a mail re-signed with another key is named.
 from __future__ import annotations
 
 import mailbox
-import os
 import stat
 import subprocess
 import sys
@@ -24,11 +23,9 @@ from examples.make_examples import START, build
 from referee.config import Settings, load_settings
 from referee.doctor import _dkim
 from referee.mail.signing import Signer, new_key
-from referee.runner import Service
-from referee.service import Referee
 from referee.store.store import Store
 from referee.verify import verify
-from tests.sink import game_config
+from tests.sink import game_config, play_by_maildir
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 
@@ -52,16 +49,8 @@ def signed_game(tmp_path: Path) -> Iterator[tuple[Path, Settings, Signer]]:
     mails = mails[:8]
     store = Store(settings.database_url)
     try:
-        Referee.create(store, settings, START)
-        service = Service(settings, store)
-        new = settings.maildir / "new"
-        new.mkdir(parents=True, exist_ok=True)
-        for index, (raw, at, _sender) in enumerate(mails):
-            path = new / f"{index:04d}.mail"
-            path.write_bytes(raw)
-            os.utime(path, (at.timestamp(), at.timestamp()))
-            service.run_once(at)
-        kept = [row.raw for row in store.outbox(service.game_id)]
+        game_id = play_by_maildir(store, settings, START, mails)
+        kept = [row.raw for row in store.outbox(game_id)]
     finally:
         store.close()
     assert kept and not any(b"DKIM-Signature" in raw.split(b"\n\n", 1)[0] for raw in kept)

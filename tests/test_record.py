@@ -12,7 +12,6 @@ from __future__ import annotations
 import gzip
 import json
 import mailbox
-import os
 import subprocess
 import sys
 import time
@@ -29,12 +28,11 @@ import pytest
 from examples.make_examples import START, build
 from referee.config import Settings, load_settings
 from referee.core.events import Enrol
-from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
 from tests.helpers import ADA, BOB, CARLA, T0, mail
-from tests.sink import game_config
+from tests.sink import game_config, play_by_maildir
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 EVE = "eve@stranger.example"
@@ -58,15 +56,7 @@ def played(tmp_path: Path) -> Iterator[tuple[Path, Settings]]:
     )
     store = Store(settings.database_url)
     try:
-        Referee.create(store, settings, START)
-        service = Service(settings, store)
-        new = settings.maildir / "new"
-        new.mkdir(parents=True, exist_ok=True)
-        for index, (raw, at, _sender) in enumerate(mails):
-            path = new / f"{index:04d}.mail"
-            path.write_bytes(raw.replace(b"\n", b"\r\n"))  # as a server delivers it
-            os.utime(path, (at.timestamp(), at.timestamp()))
-            service.run_once(at)
+        play_by_maildir(store, settings, START, mails, crlf=True)
     finally:
         store.close()
     yield tmp_path, settings

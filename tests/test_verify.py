@@ -10,7 +10,6 @@ mail the player gives.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -23,11 +22,10 @@ import pytest
 from examples.make_examples import START, build
 from referee.config import Settings, load_settings
 from referee.replay import write_mbox
-from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store
 from referee.verify import verify
-from tests.sink import game_config
+from tests.sink import game_config, play_by_maildir
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 
@@ -49,16 +47,8 @@ def game(tmp_path: Path) -> Iterator[tuple[Path, Settings]]:
     mails = mails[:10]
     store = Store(settings.database_url)
     try:
-        Referee.create(store, settings, START)
-        service = Service(settings, store)
-        new = settings.maildir / "new"
-        new.mkdir(parents=True, exist_ok=True)
-        for index, (raw, at, _sender) in enumerate(mails):
-            path = new / f"{index:04d}.mail"
-            path.write_bytes(raw)
-            os.utime(path, (at.timestamp(), at.timestamp()))
-            service.run_once(at)
-        sent = [(row.raw, row.created_at) for row in store.outbox(service.game_id)]
+        game_id = play_by_maildir(store, settings, START, mails)
+        sent = [(row.raw, row.created_at) for row in store.outbox(game_id)]
     finally:
         store.close()
     write_mbox(tmp_path / "inbound.mbox", [(raw, at) for raw, at, _ in mails], "player@x.org")
