@@ -27,6 +27,13 @@ _KEYWORDS = sorted(
     reverse=True,
 )
 
+_WIDEST = len(_KEYWORDS[0])
+# Each language's own keywords: a misspelling as close to both reads as the mail's language.
+_OWN_KEYWORDS = {
+    "en": frozenset(tuple(fold(w) for w in s.english.split()) for s in REGISTRY),
+    "it": frozenset(tuple(fold(w) for w in s.italian.split()) for s in REGISTRY),
+}
+
 
 @dataclass(frozen=True)
 class Hint:
@@ -51,11 +58,8 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
     words = line.split()
     if not words or match(line) is not None:
         return ""
-    folded = [fold(w).strip(".,;:!?") for w in words]
-    own = {
-        tuple(fold(w) for w in (s.italian if language == "it" else s.english).split())
-        for s in REGISTRY
-    }
+    folded = [fold(w).strip(".,;:!?") for w in words[:_WIDEST]]
+    own = _OWN_KEYWORDS["it" if language == "it" else "en"]
     best: tuple[float, bool, tuple[str, ...]] | None = None
     for keyword in _KEYWORDS:
         width = len(keyword)
