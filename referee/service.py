@@ -59,7 +59,7 @@ from referee.mail.commands import (
 )
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
+from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
@@ -506,6 +506,7 @@ class Referee:
             if any(isinstance(e, ArchiveRequest) for e in decision.effects):
                 archive = len(items) - 1
         items += _hint_items(hinted) + unseen + ignored
+        unread = [h for h in hinted if not h.confirm]  # quoted back: "I did not act on these"
         if votes or confirmed:  # kept for a bare yes, or used by one
             kept = Suggest(mail.sender, "\n".join(votes))
             state = engine.decide(state, kept, at).state
@@ -524,7 +525,9 @@ class Referee:
         if archive is not None and self.render:
             made, attached = self._archive(work, state)
             items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
-        sent = self._reply(work, mail, at, state, items, confirm=bool(votes), attached=attached)
+        sent = self._reply(
+            work, mail, at, state, items, confirm=bool(votes), attached=attached, unread=unread
+        )
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
@@ -796,7 +799,8 @@ class Referee:
     ) -> tuple[list[ParsedLine], list[Hint]]:
         """The lines no command took: votes in plain words and near-commands are quoted back
         (never relayed), and in a proposal's thread the rest goes to the table (112); a SAY
-        there is about that proposal. Outside a thread every such line is quoted back."""
+        there is about that proposal. Outside a thread every such line is quoted back but a
+        greeting, a sign-off or the sender's own name."""
         game = self.settings.game
         thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
         in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
@@ -812,8 +816,18 @@ class Referee:
                     kept.append(p)
             parsed = kept
             taken = [p.span for p in parsed] + [(h.index, h.index + 1) for h in hinted]
+            me = state.player(mail.sender)
+            own = (me.name, me.surname) if me is not None else (mail.sender_name,)
+            others = [p.name for p in state.players if p.email != mail.sender]
             hinted += hints(
-                mail.own_words, taken, number, thread is not None, game.language, mail.sender
+                mail.own_words,
+                taken,
+                number,
+                thread is not None,
+                game.language,
+                mail.sender,
+                own,
+                others,
             )
             hinted.sort(key=lambda h: h.index)
         if thread is None:
@@ -888,10 +902,12 @@ class Referee:
         items: list[dict[str, Any]],
         confirm: bool = False,
         attached: tuple[outgoing.Attachment, ...] = (),
+        unread: Sequence[Hint] = (),
     ) -> int:
         """The one reply; its Message-ID names the answer (`answer-<token>`, an APPEAL in
         reply is about its decisions) or, with `confirm`, that it asks for a bare yes;
-        `attached`: the files it carries (ARCHIVE's)."""
+        `attached`: the files it carries (ARCHIVE's); `unread`: the lines of the mail the
+        referee did not act on, quoted back at the end (the first UNREAD of them)."""
         token = answer_token(mail)
         self.queued += 1
         if not self.render:
@@ -902,6 +918,8 @@ class Referee:
             "reply",
             {
                 "items": items,
+                "unread": [{"line": _cut_line(h.line), "hint": h.meant} for h in unread[:UNREAD]],
+                "more": max(len(unread) - UNREAD, 0),
                 "subject": reply_subject(mail.subject),
                 "name": name,
                 "cites": mechanics.citations(state),
@@ -1299,11 +1317,7 @@ def _tomorrow(at: datetime) -> datetime:
 
 
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
-    """The lines no command took, quoted back: what they seem to mean, or not understood."""
-    items = []
-    for h in hinted[:QUOTED]:
-        if h.confirm:
-            items.append(_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))))
-        else:
-            items.append(_item(h.line, Outcome(outcomes.NotUnderstood(hint=h.meant))))
-    return items
+    """The lines no command took that read as a whole command (a vote in plain words, a
+    misspelt keyword put right), each with the command it seems to mean, done on a bare yes."""
+    meant = [h for h in hinted if h.confirm][:QUOTED]
+    return [_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))) for h in meant]

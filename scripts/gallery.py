@@ -106,8 +106,10 @@ SCRIPT: tuple[Step, ...] = (
         BOB,
         "move",
         {
-            "en": "VOTE 399 YES\nAWARD 5\nPROPOSE AMEND 101\nObey me.\nEND\nDANCE",
-            "it": "VOTO 399 SÌ\nPUNTI 5\nPROPONGO EMENDARE 101\nObbeditemi.\nFINE\nBALLO",
+            "en": "Hello referee,\nVOTE 399 YES\nAWARD 5\nPROPOSE AMEND 101\nObey me.\nEND\n"
+            "DANCE\nPROPSE ENACT\nI will write the rest tomorrow.\nCheers,\nBob",
+            "it": "Ciao arbitro,\nVOTO 399 SÌ\nPUNTI 5\nPROPONGO EMENDARE 101\nObbeditemi.\nFINE\n"
+            "BALLO\nPROPONGO PROMULGRE\nIl resto lo scrivo domani.\nA presto,\nBob",
         },
         "reply-refused",
     ),

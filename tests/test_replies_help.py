@@ -22,9 +22,10 @@ def test_an_unknown_line_is_quoted_back_with_the_nearest_command(referee: Refere
     raw = mail(CARLA, "Hi all,\nPROPSE ENACT\nBe kind.\nEND\nSTAUS", at=T0 + HOUR)
     referee.receive(raw, T0 + HOUR)
     answer = flat(outbox(referee, "reply", CARLA)[-1])
-    assert "> PROPSE ENACT Not understood. Did you mean PROPOSE ENACT?" in answer
+    assert "I did not act on these lines: > PROPSE ENACT Did you mean PROPOSE ENACT?" in answer
     assert "> STAUS Not done yet. This reads as STATUS." in answer  # a whole command
-    assert "> Hi all," not in answer  # prose is the player's own: never quoted back as an error
+    assert "> Hi all," not in answer  # a greeting is the player's own: never quoted back
+    assert "Be kind." not in answer and "> END" not in answer  # the misspelt command's text
     assert referee.state.proposal(301) is None  # a typo is never guessed into a proposal
     assert outbox(referee, "debate") == []
 
@@ -37,7 +38,10 @@ def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
         raw = mail(CARLA, "PROPONGO PROMULGRE\nSiate gentili.\nFINE", at=T0 + HOUR)
         referee.receive(raw, T0 + HOUR)
         answer = flat(outbox(referee, "reply", CARLA)[-1])
-        assert "> PROPONGO PROMULGRE Non capito. Intendevi PROPONGO PROMULGARE?" in answer
+        assert (
+            "Non ho dato seguito a queste righe: > PROPONGO PROMULGRE "
+            "Intendevi PROPONGO PROMULGARE?" in answer
+        )
 
         propose(referee, italian=True)
         referee.receive(mail(BOB, "voto sì alla 301", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
@@ -179,3 +183,90 @@ def test_status_says_who_an_open_appeal_waits_for(referee: Referee) -> None:
     said = flat(outbox(referee, "reply", CARLA)[-1])
     assert "A1 is ruled: 1 agree, 0 disagree" in said
     assert "waiting for AGREE A1 or DISAGREE A1 from" in said and "Carla" in said.split("from")[-1]
+
+
+def test_a_greeting_and_a_sign_off_beside_a_vote_are_not_quoted_back(referee: Referee) -> None:
+    propose(referee)
+    words = "Hi all,\n\nVOTE 301 YES\n\nThanks again!\nCheers,\nBob\n\n-- \nBob Rossi\nTurin"
+    referee.receive(mail(BOB, words, at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+    answer = flat(outbox(referee, "reply", BOB)[-1])
+    assert "> VOTE 301 YES Done." in answer
+    assert "I did not act" not in answer and "Cheers" not in answer and "Turin" not in answer
+
+
+def test_every_line_not_acted_on_is_quoted_back_outside_a_thread(referee: Referee) -> None:
+    """Issue 14: prose beside commands was dropped from a reply that answered every other
+    line. The reply quotes it under its own heading, the quoted history and the signature of
+    a reply aside; a plain-words vote is answered once, as the vote it seems to mean."""
+    propose(referee)
+    status = "Hello referee,\nSTATUS\nThanks, Ada"
+    referee.receive(mail(BOB, status, at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    first = outbox(referee, "reply", BOB)[-1]
+    assert "I did not act" not in flat(first)  # a greeting naming the referee, a thanks
+    words = "I'd like to vote on 301 tomorrow\nI vote yes on 301\nPROPOSAL AMEND 202\nBob Rossi"
+    referee.receive(client_reply(first, BOB, words, T0 + 3 * HOUR), T0 + 3 * HOUR)
+    answer = flat(outbox(referee, "reply", BOB)[-1])
+    assert (
+        "I did not act on these lines: > I'd like to vote on 301 tomorrow "
+        "> PROPOSAL AMEND 202 Did you mean PROPOSE AMEND? ---" in answer
+    )
+    assert answer.count("I vote yes on 301") == 1  # its own item, not quoted twice
+    assert "> I vote yes on 301 Not done yet. This reads as VOTE 301 YES." in answer
+    assert "> Bob Rossi" not in answer and "> Phase:" not in answer  # his name, the quote
+    assert outbox(referee, "debate") == []
+    # in a proposal's thread the same words are debate: relayed, never quoted back
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    talk = "I'd like to vote on 301 tomorrow"
+    referee.receive(client_reply(circulated, BOB, talk, T0 + 4 * HOUR), T0 + 4 * HOUR)
+    assert talk in flat(outbox(referee, "debate", CARLA)[-1])
+    assert "I did not act" not in flat(outbox(referee, "reply", BOB)[-1])
+
+
+def test_a_mail_with_no_command_quotes_its_lines_and_the_nearest_command(
+    referee: Referee,
+) -> None:
+    """The original complaint: `PROPSE ENACT` got "I found no command in your mail" with no
+    quote of the line and no suggestion."""
+    referee.receive(mail(CARLA, "PROPSE ENACT", at=T0 + HOUR), T0 + HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "Refused. I found no command in your mail." in answer
+    assert "I did not act on these lines: > PROPSE ENACT Did you mean PROPOSE ENACT?" in answer
+    # prose alone: the first lines quoted back, the rest counted
+    talk = "\n".join(f"Thought number {n} about the game." for n in range(1, 15))
+    referee.receive(
+        mail(CARLA, f"Dear all,\n{talk}\nRegards,\nCarla", at=T0 + 2 * HOUR), T0 + 2 * HOUR
+    )
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "Refused. I found no command in your mail." in answer
+    assert answer.count("> Thought number") == 10
+    assert "> Thought number 10 about the game. …and 4 more lines. ---" in answer
+    assert "Thought number 11" not in answer and "Dear all" not in answer
+    long = "word " * 100
+    referee.receive(mail(CARLA, long, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert answer.count("word") == 40 and "word word... ---" in answer  # cut at a word
+
+
+def test_italian_lines_not_acted_on_are_quoted_back_in_italian(tmp_path: Path) -> None:
+    settings = load_settings(write_config(tmp_path, "it"))
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0)
+        propose(referee, italian=True)
+        words = "Ciao a tutti,\nVOTO 301 SÌ\nGrazie mille!\nUn saluto,\nBob"
+        referee.receive(mail(BOB, words, at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+        assert referee.state.proposal(301).vote_of(BOB) is True  # type: ignore[union-attr]
+        assert "Non ho dato seguito" not in flat(outbox(referee, "reply", BOB)[-1])
+        talk = "\n".join(f"Idea numero {n}." for n in range(1, 13))
+        words = f"Salve,\nvorrei votare domani\nVOTTO 301 NO\n{talk}\nA presto"
+        referee.receive(mail(ADA, words, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+        answer = flat(outbox(referee, "reply", ADA)[-1])
+        assert "> VOTTO 301 NO Non ancora fatto. Sembra voler dire VOTO 301 NO." in answer
+        assert (
+            "Non ho dato seguito a queste righe: > vorrei votare domani > Idea numero 1." in answer
+        )
+        assert "> Idea numero 9. …e altre 3 righe. ---" in answer
+        assert "Salve" not in answer and "A presto" not in answer
+    finally:
+        store.close()

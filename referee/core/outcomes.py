@@ -129,7 +129,6 @@ class Reason(enum.StrEnum):
     ANSWERS_FULL = "answers_full"  # the reply already holds as many answers as one may
     PARTS_DISAGREE = "parts_disagree"  # a command in the text part or the HTML part only
     ATTACHED_IGNORED = "attached_ignored"  # a command inside an attached (forwarded) message
-    NOT_UNDERSTOOD = "not_understood"  # a line no command took, with the nearest one if close
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
     NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
@@ -814,12 +813,6 @@ class ConfirmNeeded(Accepted):
 
 
 @dataclass(frozen=True)
-class NotUnderstood(Refused):
-    code: ClassVar[Reason] = Reason.NOT_UNDERSTOOD
-    hint: str  # the nearest command, or ""
-
-
-@dataclass(frozen=True)
 class AlreadyRelayed(Refused):
     code: ClassVar[Reason] = Reason.ALREADY_RELAYED
     proposal: int | None
@@ -1007,7 +1000,6 @@ REFUSED: tuple[type[Refused], ...] = (
     AnswersFull,
     PartsDisagree,
     AttachedIgnored,
-    NotUnderstood,
     NotInForce,
     PlayerLeft,
     NoJudgeYet,

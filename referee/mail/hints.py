@@ -1,31 +1,82 @@
 """Lines the referee did not take as commands, and what the player seems to have meant (pure).
 
 Serves every command rule (103-215) and the debate of rule 112: a reply should help the player
-act. A line that is not a command is quoted back in the reply, with the nearest command when
-one is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language. A line that
-says a vote in plain words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a
-proposal) is read as the vote it seems to mean, which is applied only when the player confirms
-it with a bare yes in reply; so is a misspelt command put right into a whole one ("VOTTE 301
-NO", "VOTE 301 YSE": `VOTE 301 NO`, `VOTE 301 YES`). Such lines are never relayed as debate:
-what reaches the table is the player's talk, never a command they mistyped.
+act. Outside a proposal's thread every line of the player's own words that no command took is
+quoted back in the reply ("I did not act on these lines"), with the nearest command when one
+is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language; a line that only
+greets or signs off ("Hi all,", "Cheers", "Un saluto") or only names the sender is left out
+(`COURTESY`, `ADDRESSED`: data, in both languages). In a proposal's thread those lines are the
+player's debate, and only the near-commands are held back. A line that says a vote in plain
+words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a proposal) is read as the
+vote it seems to mean, which is applied only when the player confirms it with a bare yes in
+reply; so is a misspelt command put right into a whole one ("VOTTE 301 NO", "VOTE 301 YSE":
+`VOTE 301 NO`, `VOTE 301 YES`). Such lines are never relayed as debate: what reaches the table
+is the player's talk, never a command they mistyped.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from referee.mail.commands import REGISTRY, SyntaxProblem, fold, match, parse_commands
+from referee.mail.commands import (
+    END_WORDS,
+    REGISTRY,
+    SyntaxProblem,
+    fold,
+    match,
+    parse_commands,
+)
 
 CLOSE = 0.75  # difflib's ratio for a misspelt keyword word ("PROPSE" / "PROPOSE": 0.92)
-QUOTED = 8  # lines of a mail quoted back as not understood, at most
+QUOTED = 8  # lines of a mail answered with the command they seem to mean, at most
+UNREAD = 10  # lines of a mail quoted back as not acted on, at most ("and 3 more lines")
+
+# Lines that only greet or sign off are the player's courtesy, never quoted back as lines the
+# referee did not act on: whole phrases, in each language (a player may write in either).
+COURTESY: dict[str, tuple[str, ...]] = {
+    "en": (
+        "hi", "hello", "hey", "hiya", "howdy", "dear", "dear all", "greetings", "morning",
+        "good morning", "good afternoon", "good evening", "good day", "thanks", "thank you",
+        "thanks a lot", "thanks so much", "thank you so much", "thank you very much",
+        "many thanks", "thanks again", "thx", "ty", "cheers", "regards", "best regards",
+        "kind regards", "warm regards", "best wishes", "best", "all the best", "yours",
+        "yours truly", "sincerely", "yours sincerely", "bye", "goodbye", "see you",
+        "see you soon", "talk soon", "speak soon", "take care", "love", "have a nice day",
+        "have a good day",
+    ),
+    "it": (
+        "ciao", "salve", "buongiorno", "buon giorno", "buonasera", "buona sera",
+        "buon pomeriggio", "gentile", "gentili", "caro", "cara", "cari", "care", "carissimi",
+        "grazie", "grazie mille", "mille grazie", "grazie ancora", "saluti", "cari saluti",
+        "cordiali saluti", "distinti saluti", "tanti saluti", "un saluto", "un caro saluto",
+        "a presto", "a dopo", "a domani", "alla prossima", "buona giornata", "buona serata",
+        "un abbraccio", "arrivederci", "a risentirci",
+    ),
+}  # fmt: skip
+# Whom a greeting names besides the players: "Hi all", "Ciao a tutti", "Dear referee".
+ADDRESSED: dict[str, tuple[str, ...]] = {
+    "en": (
+        "all", "everyone", "everybody", "folks", "guys", "friends", "team", "players",
+        "referee", "king", "there", "to all",
+    ),
+    "it": ("tutti", "tutte", "a tutti", "ragazzi", "amici", "giocatori", "arbitro", "re"),
+}  # fmt: skip
 
 _KEYWORDS = sorted(
     {tuple(fold(w) for w in kw.split()) for s in REGISTRY for kw in (s.english, s.italian)},
     key=len,
     reverse=True,
 )
+
+_WIDEST = len(_KEYWORDS[0])
+# Each language's own keywords: a misspelling as close to both reads as the mail's language.
+_OWN_KEYWORDS = {
+    "en": frozenset(tuple(fold(w) for w in s.english.split()) for s in REGISTRY),
+    "it": frozenset(tuple(fold(w) for w in s.italian.split()) for s in REGISTRY),
+}
 
 
 @dataclass(frozen=True)
@@ -51,11 +102,8 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
     words = line.split()
     if not words or match(line) is not None:
         return ""
-    folded = [fold(w).strip(".,;:!?") for w in words]
-    own = {
-        tuple(fold(w) for w in (s.italian if language == "it" else s.english).split())
-        for s in REGISTRY
-    }
+    folded = [fold(w).strip(".,;:!?") for w in words[:_WIDEST]]
+    own = _OWN_KEYWORDS["it" if language == "it" else "en"]
     best: tuple[float, bool, tuple[str, ...]] | None = None
     for keyword in _KEYWORDS:
         width = len(keyword)
@@ -162,6 +210,67 @@ def plain_vote(line: str, proposal: int | None, language: str) -> str:
     return f"{keyword} {int(found.group(2))} {yes_word if yes else 'NO'}"
 
 
+def _words(text: str) -> tuple[str, ...]:
+    """A line's words as a table compares them: folded, punctuation and emoji aside."""
+    return tuple(re.findall(r"[^\W_]+", fold(text)))
+
+
+def _phrases(table: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
+    """Every phrase of a table in both languages, as words, by its first word, longest first."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in sorted({_words(p) for ps in table.values() for p in ps}, key=len, reverse=True):
+        found.setdefault(phrase[0], []).append(phrase)
+    return found
+
+
+_COURTESY = _phrases(COURTESY)
+_ADDRESSED = _phrases(ADDRESSED)
+
+
+def _phrase_at(words: tuple[str, ...], at: int, table: dict[str, list[tuple[str, ...]]]) -> int:
+    """How many words from `at` one of the table's phrases takes (the longest), or 0."""
+    for phrase in table.get(words[at], ()):
+        if words[at : at + len(phrase)] == phrase:
+            return len(phrase)
+    return 0
+
+
+def _courtesy(line: str, mine: frozenset[str], theirs: frozenset[str]) -> bool:
+    """Whether a line only greets or signs off ("Hi all,", "Thanks, Ada", "Un saluto") or only
+    names the sender (`mine`: the words of the sender's names; `theirs`: of every player's)."""
+    words = _words(line)
+    at, greeted, named = 0, False, False
+    while at < len(words):
+        took = _phrase_at(words, at, _COURTESY)
+        if took:
+            at, greeted = at + took, True
+            continue
+        took = _phrase_at(words, at, _ADDRESSED)
+        if took:
+            at, named = at + took, True
+            continue
+        if words[at] not in theirs:
+            return False
+        named = named or words[at] not in mine
+        at += 1
+    return bool(words) and (greeted or not named)
+
+
+def _block_end(lines: list[str], index: int, meant: str, used: set[int]) -> int:
+    """Where the text of a misspelt command whose text runs to END stops ("PROPSE ENACT",
+    its text, END) on line `index`: the index after its END line, or after its own line when
+    no END line follows before the next command."""
+    hit = match(meant)
+    if hit is None or not hit[0].multiline:
+        return index + 1
+    for at in range(index + 1, len(lines)):
+        if at in used:
+            break
+        if fold(lines[at].strip()) in END_WORDS:
+            return at + 1
+    return index + 1
+
+
 def hints(
     text: str,
     taken: list[tuple[int, int]],
@@ -169,23 +278,38 @@ def hints(
     debate: bool,
     language: str,
     sender: str = "",
+    own: Collection[str] = (),
+    others: Collection[str] = (),
 ) -> list[Hint]:
-    """Every line of `text` no command took that is a vote in plain words or near a command
-    (`debate`: the mail talks in a proposal's thread; the same lines are held back there)."""
+    """Every line of `text` no command took that is a vote in plain words or near a command,
+    and outside a debate (`debate`: the mail talks in a proposal's thread, where the other
+    lines go to the table) every other line of the player's that is not a greeting, a
+    sign-off or the sender's name alone (`own`; `others`: the other players' names)."""
     used: set[int] = set()
     for first, last in taken:
         used.update(range(first, last))
     found: list[Hint] = []
-    for index, raw in enumerate(text.split("\n")):
-        line = raw.strip()
-        if index in used or not line:
+    mine = frozenset(w for name in own for w in _words(name))
+    theirs = mine | {w for name in others for w in _words(name)}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index].strip()
+        at, index = index, index + 1
+        if at in used or not line:
             continue
         vote = plain_vote(line, proposal, language)
         if vote:
-            found.append(Hint(index, line, vote, confirm=True))
+            found.append(Hint(at, line, vote, confirm=True))
             continue
         meant = nearest(line, sender, language)
-        if meant:  # prose ("Hi all,", a sign-off) is the player's own business: not quoted back
+        if meant:
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
-            found.append(Hint(index, line, meant, confirm=whole(meant, sender)))
+            found.append(Hint(at, line, meant, confirm=whole(meant, sender)))
+            if not debate:  # its text, to END, is the misspelt command's, quoted with it
+                index = _block_end(lines, at, meant, used)
+            continue
+        if debate or not any(c.isalnum() for c in line) or _courtesy(line, mine, theirs):
+            continue
+        found.append(Hint(at, line))  # the player's words the referee did not act on
     return found
