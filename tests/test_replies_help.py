@@ -270,3 +270,15 @@ def test_italian_lines_not_acted_on_are_quoted_back_in_italian(tmp_path: Path) -
         assert "Salve" not in answer and "A presto" not in answer
     finally:
         store.close()
+
+
+def test_a_flood_of_lines_is_counted_not_searched() -> None:
+    """A mail of thousands of near-miss lines costs the referee little CPU (attacker's
+    flood): only the first SEARCHED lines are looked at for the command they may mean, the
+    rest are only counted as lines not acted on."""
+    from referee.mail.hints import SEARCHED, hints
+
+    found = hints("VOTTE 301 NO\n" * (SEARCHED + 40), [], None, False, "en", BOB)
+    assert len(found) == SEARCHED + 40
+    assert all(h.meant == "VOTE 301 NO" for h in found[:SEARCHED])
+    assert all(h.meant == "" for h in found[SEARCHED:])

@@ -16,7 +16,9 @@ is the player's talk, never a command they mistyped.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from referee.mail.commands import (
 CLOSE = 0.75  # difflib's ratio for a misspelt keyword word ("PROPSE" / "PROPOSE": 0.92)
 QUOTED = 8  # lines of a mail answered with the command they seem to mean, at most
 UNREAD = 10  # lines of a mail quoted back as not acted on, at most ("and 3 more lines")
+SEARCHED = 60  # lines of one mail looked at for a command they may mean; the rest only counted
 
 # Lines that only greet or sign off are the player's courtesy, never quoted back as lines the
 # referee did not act on: whole phrases, in each language (a player may write in either).
@@ -89,12 +92,21 @@ class Hint:
     confirm: bool = False  # `meant` is a whole command: applied when the player confirms it
 
 
+@functools.lru_cache(maxsize=8192)
+def _ratio(word: str, keyword: str) -> float:
+    """difflib's ratio, skipped when the lengths alone keep it under CLOSE (2m/(a+b))."""
+    if 2 * min(len(word), len(keyword)) < CLOSE * (len(word) + len(keyword)):
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, word, keyword)
+    return matcher.ratio() if matcher.quick_ratio() >= CLOSE else 0.0
+
+
 def _close(word: str, keyword: str) -> bool:
     if word == keyword:
         return True
     if len(word) < 3:
         return False
-    return difflib.SequenceMatcher(None, word, keyword).ratio() >= CLOSE
+    return _ratio(word, keyword) >= CLOSE
 
 
 def nearest(line: str, sender: str = "", language: str = "en") -> str:
@@ -112,7 +124,7 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
         pairs = list(zip(folded, keyword, strict=False))
         if not all(_close(w, k) for w, k in pairs):
             continue
-        score = sum(difflib.SequenceMatcher(None, w, k).ratio() for w, k in pairs) / width
+        score = sum(1.0 if w == k else _ratio(w, k) for w, k in pairs) / width
         ranked = (score + 0.01 * width, keyword in own, keyword)
         if best is None or ranked[:2] > best[:2]:
             best = ranked
@@ -256,19 +268,20 @@ def _courtesy(line: str, mine: frozenset[str], theirs: frozenset[str]) -> bool:
     return bool(words) and (greeted or not named)
 
 
-def _block_end(lines: list[str], index: int, meant: str, used: set[int]) -> int:
+def _block_end(ends: list[int], index: int, meant: str, used: set[int]) -> int:
     """Where the text of a misspelt command whose text runs to END stops ("PROPSE ENACT",
-    its text, END) on line `index`: the index after its END line, or after its own line when
-    no END line follows before the next command."""
+    its text, END) on line `index`: the index after its END line (`ends`: the END lines'
+    indices, in order), or after its own line when a command comes first or no END follows."""
     hit = match(meant)
     if hit is None or not hit[0].multiline:
         return index + 1
-    for at in range(index + 1, len(lines)):
-        if at in used:
-            break
-        if fold(lines[at].strip()) in END_WORDS:
-            return at + 1
-    return index + 1
+    following = bisect.bisect_right(ends, index)
+    if following == len(ends):
+        return index + 1
+    end = ends[following]
+    if any(at in used for at in range(index + 1, end)):
+        return index + 1
+    return end + 1
 
 
 def hints(
@@ -292,11 +305,18 @@ def hints(
     mine = frozenset(w for name in own for w in _words(name))
     theirs = mine | {w for name in others for w in _words(name)}
     lines = text.split("\n")
+    ends = [at for at, line in enumerate(lines) if fold(line.strip()) in END_WORDS]
     index = 0
+    searched = 0
     while index < len(lines):
         line = lines[index].strip()
         at, index = index, index + 1
         if at in used or not line:
+            continue
+        searched += 1
+        if searched > SEARCHED:  # a flood of lines: counted, never searched (CPU per mail)
+            if not debate and any(c.isalnum() for c in line):
+                found.append(Hint(at, line))
             continue
         vote = plain_vote(line, proposal, language)
         if vote:
@@ -307,7 +327,7 @@ def hints(
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
             found.append(Hint(at, line, meant, confirm=whole(meant, sender)))
             if not debate:  # its text, to END, is the misspelt command's, quoted with it
-                index = _block_end(lines, at, meant, used)
+                index = _block_end(ends, at, meant, used)
             continue
         if debate or not any(c.isalnum() for c in line) or _courtesy(line, mine, theirs):
             continue
