@@ -2,13 +2,18 @@
 
 The player's own text wins over the quoted history, wherever it stands (top- and
 bottom-posting), on real reply bodies from public reply-parsing projects (tests/data/replies,
-sources and licences in SOURCES.md). Two different answers to one question the referee
-cannot tell apart (quoting it does not recognise) are never chosen by their order: both are
-refused, and the reply asks again, in both languages.
+sources and licences in SOURCES.md): Gmail, Outlook, Apple Mail, Thunderbird, Zimbra, Zoho,
+Polymail, Yandex, Mail.ru, Windows Mail and Android in English, Italian, Portuguese, Polish,
+Swedish, Norwegian, Danish, Dutch, Finnish, Russian, Ukrainian and Vietnamese. Lines that only
+look like an attribution or a header stay the player's. Two different answers to one question
+the referee cannot tell apart (quoting it does not recognise) are never chosen by their order:
+both are refused, and the reply asks again, in both languages.
 """
 
 from __future__ import annotations
 
+import re
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -17,6 +22,7 @@ from referee.config import load_settings
 from referee.core.events import Agree, Vote
 from referee.mail.commands import parse_commands
 from referee.mail.parse import parse_message
+from referee.mail.quotes import strip_reply
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
@@ -25,6 +31,10 @@ from tests.test_service import plain, sent
 
 REPLIES = Path(__file__).parent / "data" / "replies"
 FIXTURES = sorted(p.name for p in REPLIES.glob("*.txt"))
+PAGES = sorted(p.name for p in REPLIES.glob("*.html"))
+OWN = sorted(f"own/{p.name}" for p in (REPLIES / "own").glob("*.txt"))
+LICENCES = ("MIT", "BSD", "Apache-2.0")
+YES = [Vote(BOB, 301, True)]
 
 
 def commands(body: str) -> list[object]:
@@ -32,21 +42,99 @@ def commands(body: str) -> list[object]:
     return [p.command for p in parse_commands(BOB, found.subject, found.own_words)]
 
 
+def html_commands(page: str) -> list[object]:
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = BOB, "referee@nomic.example", "Re: 301"
+    message.set_content(page, subtype="html")
+    found = parse_message(message.as_bytes())
+    return [p.command for p in parse_commands(BOB, found.subject, found.own_words)]
+
+
+def marked(history: str) -> bool:
+    """Whether the history ends in a `>`-marked quote."""
+    last = [line for line in history.split("\n") if line.strip()][-1]
+    return last.lstrip().startswith(">")
+
+
+def unmarked(history: str) -> str:
+    """The history as a client that quotes without `>` sends it."""
+    return re.sub(r"(?m)^>+(?: |$)", "", history)
+
+
 def test_every_fixture_has_its_source_and_licence() -> None:
     sources = (REPLIES / "SOURCES.md").read_text(encoding="utf-8")
-    assert len(FIXTURES) >= 6
-    for name in FIXTURES:
+    assert len(FIXTURES) >= 40 and len(PAGES) >= 3 and len(OWN) >= 5
+    for name in FIXTURES + PAGES + OWN:
         row = next(line for line in sources.splitlines() if line.startswith(f"| {name} |"))
-        assert "MIT" in row and "commit" in row, row
+        assert "commit" in row and any(f"| {licence}" in row for licence in LICENCES), row
+    assert len(list((REPLIES / "licences").glob("*.txt"))) >= 5
 
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_the_own_text_wins_over_a_vote_planted_in_the_history(name: str) -> None:
-    history = (REPLIES / name).read_text(encoding="utf-8")
-    marked = history.rstrip("\n").endswith(">") or "\n> " in history.rstrip("\n")[-200:]
-    planted = "> VOTE 301 NO" if marked else "VOTE 301 NO"
-    body = "VOTE 301 YES\n\n" + history.rstrip("\n") + "\n" + planted + "\n"
-    assert commands(body) == [Vote(BOB, 301, True)]
+    """Above the history, with the history as the client sent it and, if it was `>`-marked,
+    as a client that quotes without marks sends it; and below a `>`-marked history (when the
+    fixture begins with its sender's own text, not with a header block)."""
+    history = (REPLIES / name).read_text(encoding="utf-8").rstrip("\n")
+    forms = [history, unmarked(history)] if marked(history) else [history]
+    for form in forms:
+        planted = "> VOTE 301 NO" if marked(form) else "VOTE 301 NO"
+        assert commands(f"VOTE 301 YES\n\n{form}\n{planted}\n") == YES, form
+    if marked(history) and strip_reply(history):
+        assert commands(f"{history}\n> VOTE 301 NO\n\nVOTE 301 YES\n") == YES
+
+
+# mailgun/talon's HTML replies all answer one mail: the reply's line and the quoted one.
+REPLY_LINE, QUOTED_LINE = "Hi. I am fine.", "Hello! How are you?"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_html_replies_leave_the_own_text(name: str) -> None:
+    """Yandex and Mail.ru quote in a <blockquote> under their attribution, Windows Mail
+    under a header block with no quote at all; taking the <blockquote> off leaves the
+    attribution alone to find."""
+    page = (REPLIES / name).read_text(encoding="utf-8")
+    assert page.count(REPLY_LINE) == 1 and page.count(QUOTED_LINE) == 1
+    forms = {page, re.sub(r"(?i)</?blockquote\b[^>]*>", "", page)}
+    for form in forms:
+        form = form.replace(REPLY_LINE, f"VOTE 301 YES<br>{REPLY_LINE}")
+        assert html_commands(form.replace(QUOTED_LINE, f"VOTE 301 NO<br>{QUOTED_LINE}")) == YES
+
+
+@pytest.mark.parametrize("name", OWN)
+def test_lines_that_only_look_like_history_are_the_players_own(name: str) -> None:
+    text = (REPLIES / name).read_text(encoding="utf-8")
+    assert strip_reply(text) == "\n".join(line.rstrip() for line in text.split("\n")).rstrip()
+    found = commands(f"{text.rstrip()}\nVOTE 301 YES\n")
+    assert [command for command in found if isinstance(command, Vote)] == YES
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "On Monday I wrote the proposal:",
+        "On Monday I wrote:",
+        "On the matter, Carla wrote:",
+        "Il giorno dopo Carla ha scritto:",
+        "Il regolamento, come ha scritto Carla, dice:",
+        "In data odierna la proposta ha scritto la storia:",
+        "Den 3 maj skrev jag:",
+        "Em resumo, Carla escreveu:",
+        "W dniu głosowania Carla napisała:",
+        "In 2026 I wrote to Carla <carla@example.org> about it.",
+        "Meeting at 10:30 with Carla <carla@example.org>:",
+        "---- the old rules ----",
+        "Do: jutra\nData: 12 maja",
+        "Data: domani\nA: tutti",
+        "To: everyone\nSubject: the vote",
+    ],
+)
+def test_the_players_own_lines_are_not_taken_for_history(line: str) -> None:
+    """Sentences that begin or end as an attribution, or lines that look like headers, but
+    name no date and time or address as a client's do (or no sender, for headers)."""
+    body = f"VOTE 301 YES\n{line}\nVOTE 302 NO\nI mean it."
+    assert strip_reply(body) == body
+    assert commands(body) == [Vote(BOB, 301, True), Vote(BOB, 302, False)]
 
 
 @pytest.mark.parametrize(
@@ -58,13 +146,28 @@ def test_the_own_text_wins_over_a_vote_planted_in_the_history(name: str) -> None
         "Il 01/01/2024 10:00, Carla ha scritto:",  # Thunderbird in Italian
         "On Mon, Jan 1, 2024 at 10:00 AM Carla <carla@example.org> wrote",  # no colon
         "Il giorno lun 1 gen 2024 Carla <carla@example.org> ha scritto",  # no colon
+        "On Mon, Jan 1, 2024 at 10:00 AM Carla <\ncarla@example.org> wrote:",  # wrapped
+        # Gmail's forms in other languages, written after the formats Gmail uses (no public
+        # fixture found holds these exact ones)
+        "Em seg., 1 de jan. de 2024 às 10:00, Carla <carla@example.org> escreveu:",
+        "pon., 1 sty 2024 o 10:00 Carla <carla@example.org> napisał(a):",
+        "Den mån 1 jan. 2024 kl 10:00 skrev Carla <carla@example.org>:",
+        "man. 1. jan. 2024 kl. 10:00 skrev Carla <carla@example.org>:",
+        "Op ma 1 jan 2024 om 10:00 schreef Carla <carla@example.org>:",
+        "ma 1. tammik. 2024 klo 10.00 Carla <carla@example.org> kirjoitti:",
+        "пн, 1 янв. 2024 г. в 10:00, Carla <carla@example.org>:",
+        "Am Mo., 1. Jan. 2024 um 10:00 Uhr schrieb Carla <carla@example.org>:",
+        "Le lun. 1 janv. 2024 à 10:00, Carla <carla@example.org> a écrit :",
+        "El lun, 1 ene 2024 a las 10:00, Carla (<carla@example.org>) escribió:",
+        "1 Oca 2024 Pzt, 10:00 tarihinde Carla <carla@example.org> şunu yazdı:",
+        "po 1. 1. 2024 v 10:00 odesílatel Carla <carla@example.org> napsal:",
     ],
 )
 def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str) -> None:
     bottom = f"{attribution}\n> VOTE 301 NO\n> Carla's proposal\n\nVOTE 301 YES\n"
-    assert commands(bottom) == [Vote(BOB, 301, True)]
+    assert commands(bottom) == YES
     unmarked = f"VOTE 301 YES\n\n{attribution}\n\nVOTE 301 NO\n"
-    assert commands(unmarked) == [Vote(BOB, 301, True)]
+    assert commands(unmarked) == YES
 
 
 @pytest.mark.parametrize(
@@ -76,10 +179,14 @@ def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str)
         "A: Nomic <referee@nomic.example>\nOggetto: proposta 301",
         "---------- Forwarded message ---------\nFrom: Carla <carla@example.org>",
         "-------- Messaggio inoltrato --------\nOggetto: proposta 301",
+        "Date: Mon, 1 Jan 2024 10:00:00 +0100\nTo: Nomic <referee@nomic.example>",
+        "От: Carla\nОтправлено: 1 января 2024 г. 10:00\nКому: Nomic",  # Windows Mail, Outlook
+        "Od: Carla <carla@example.org>\nWysłano: poniedziałek, 1 stycznia 2024 10:00",
+        "Lähettäjä: Carla <carla@example.org>\nLähetetty: maanantai 1. tammikuuta 2024 10.00",
     ],
 )
 def test_outlook_and_forwarded_blocks_end_the_own_text(block: str) -> None:
-    assert commands(f"VOTE 301 YES\n\n{block}\n\nVOTE 301 NO\n") == [Vote(BOB, 301, True)]
+    assert commands(f"VOTE 301 YES\n\n{block}\n\nVOTE 301 NO\n") == YES
 
 
 def test_two_answers_in_ones_own_text_are_found() -> None:

@@ -1,109 +1,199 @@
 """Strip what a reply quotes and what a client appends, so only the player's own words remain.
 
 Serves the mail commands of rules 103-215: a command quoted from an earlier mail, or planted in
-a proposal's text that a client quotes without `>`, must never be obeyed. The rules are data,
-one table per language (English, Italian, German, French, Spanish, Dutch), for the forms the
-current clients write:
+a proposal's text that a client quotes without `>`, must never be obeyed. The rules are data:
+tables per language and per client, read by one pass over the lines.
 
-- attribution lines: Gmail, Apple Mail, Thunderbird ("On ... wrote:", "Il ... ha scritto:",
-  "Am ... schrieb ...:", "Le ... a écrit :", "El ... escribió:", "Op ... schreef ...:"), also
-  wrapped over up to three lines;
-- Outlook's unprefixed history: a block of header lines ("From:/Sent:/To:/Subject:",
-  "Da:/Inviato:", "Von:/Gesendet:/An:/Betreff:", "De :/Envoyé :/À :/Objet :",
-  "De:/Enviado el:/Para:/Asunto:", "Van:/Verzonden:/Aan:/Onderwerp:") holding a From-like line;
-- separators: "-----Original Message-----", Thunderbird's "-------- Original Message --------"
-  and "-------- Weitergeleitete Nachricht --------" and their siblings in each language,
-  Gmail's "---------- Forwarded message ---------", Apple's "Begin forwarded message:",
-  Outlook's line of underscores;
+- attribution lines, in the shapes of `_SHAPES`: Gmail, Apple Mail, Thunderbird, Outlook mobile
+  and Zimbra ("On ... wrote:", "Il ... ha scritto:", "Am ... schrieb ...:", "Em ... escreveu:",
+  "W dniu ... napisał:", "Den ... skrev:", "Op ... het volgende geschreven:", ...), Gmail's
+  forms led by the date ("tir. 18. apr. 2017 kl. 13:09 skrev ... <addr>:", "pe 20. lokakuuta
+  2017 klo 17.50 ... <addr> kirjoitti:"), the forms with no verb (Gmail in Russian, Yandex,
+  Mail.ru, a time before the date: "30.09.2017, 18.30, "Name" <addr>:"), the forms framed by
+  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, and each of them
+  wrapped over up to five lines (Polymail puts the address on lines of its own);
+- Outlook's and Windows Mail's unprefixed history: a block of header lines in one language
+  ("From:/Sent:/To:/Subject:", "Da:/Inviato:", "De:/Enviada em:/Para:/Assunto:",
+  "От:/Отправлено:/Кому:", ...);
+- separators: "-----Original Message-----" and its siblings, Gmail's "---------- Forwarded
+  message ---------", Apple's "Begin forwarded message:", Outlook's line of underscores;
 - `>` lines, the signature separator `-- `, and mobile footers ("Sent from my iPhone", ...).
 
-A `>`-marked quote under an attribution is a bottom-posted or interleaved reply: the quote and
-its attribution are dropped and the unmarked text after them kept, until more history begins.
-An attribution-like first line with no date or address above unmarked text is the sender's own
-prose ("On the matter, Carla wrote:"), not a client's attribution.
+An attribution not framed by dashes must name a date, a time or an address, as every client's
+does: "On Monday I wrote:" or "Il giorno dopo Carla ha scritto:" in the player's own text is his
+prose; the Outlook header block must hold its From line or a dated Sent/Date line. A `>`-marked
+quote under an attribution is a bottom-posted or interleaved reply: the quote and its
+attribution are dropped and the unmarked text after them kept, until more history begins.
 
 The maintained library mail-parser-reply was evaluated: it misses several of the forms above
-(Spanish "Enviado el:", Gmail's Dutch and Spanish attributions, the German forward header) and
-its whole-text regular expressions take quadratic time on one long line (33 s for a 40 kB
-line), so it cannot be run on a hostile body. Its per-language patterns are used here as well,
-on single short lines and bounded windows, for the languages beyond the six above. Everything
-is one pass over the lines with bounded look-ahead: linear in the size of the mail.
+and its whole-text regular expressions take quadratic time on one long line (33 s for a 40 kB
+line), so it cannot be run on a hostile body. Its patterns for the languages the tables here do
+not hold (Japanese, Korean, Chinese) are used, on single short lines and bounded windows.
+Everything is one pass over the lines with bounded look-ahead: linear in the size of the mail.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from mailparser_reply.constants import MAIL_LANGUAGES
 
-LONGEST = 400  # characters: an attribution or header line is never longer
+LONGEST = 400  # characters: an attribution or header line, even wrapped, is never longer
+_WRAPPED = 5  # lines an attribution is wrapped over, at most (Polymail: five)
+_PIECE = 100  # characters: a wrapped attribution's later lines are never longer
 
-# "On <date>, <name> wrote:", per language: (first word, the words that end it).
+
+@dataclass(frozen=True)
+class _Wrote:
+    """How one language's clients write "On <date>, <name> wrote:"."""
+
+    openers: tuple[str, ...]  # the words it begins with ("On", "Il giorno"); may be none
+    verbs: tuple[str, ...]  # the verbs that end it ("... Carla wrote:")
+    named: tuple[str, ...] = ()  # the verbs a name follows ("... schrieb Carla <addr>:")
+
+
 _WROTE = {
-    "en": (r"On", r"wrote\s*:"),
-    "it": (r"Il(?: giorno)?", r"ha scritto\s*:"),
-    "de": (r"Am", r"schrieb\b.*:"),
-    "fr": (r"Le", r"a [ée]crit\s*:"),
-    "es": (r"El", r"escribi[óo]\s*:"),
-    "nl": (r"Op", r"schreef\b.*:"),
+    "en": _Wrote(("On",), ("wrote",)),
+    "it": _Wrote(("Il", "Il giorno", "In data"), ("ha scritto",)),
+    "de": _Wrote(("Am",), ("schrieb",), ("schrieb",)),
+    "fr": _Wrote(("Le",), (r"a [ée]crit",)),
+    "es": _Wrote(("El",), (r"escribi[óo]",)),
+    "nl": _Wrote(("Op",), ("schreef", "het volgende geschreven"), ("schreef",)),
+    "pt": _Wrote(("Em",), ("escreveu",)),
+    "pl": _Wrote(("W dniu", "Dnia"), (r"napisał(?:a|\(a\))?", "pisze")),
+    "sv, da, no": _Wrote(("Den", "På"), ("skrev",), ("skrev",)),
+    "fi": _Wrote((), ("kirjoitti",)),
+    "ru": _Wrote((), (r"написал(?:а|\(а\))?",)),
+    "uk": _Wrote((), ("написав", "написала", "пише")),
+    "cs": _Wrote(("Dne",), (r"napsal(?:a|\(a\))?",)),
+    "vi": _Wrote(("Vào",), ("đã viết",)),
+    "tr": _Wrote((), ("şunu yazdı",)),
 }
-_ATTRIBUTION = re.compile(
-    "|".join(rf"(?:{start})\b.*\b(?:{end})" for start, end in _WROTE.values()) + r"\s*$",
-    re.I,
-)
-# Some clients drop the colon ("... <bob@example.org> wrote"): taken as an attribution only
-# when it names an address, so a sentence ending "Carla wrote" stays the player's own.
-_WROTE_BARE = {
-    "en": r"wrote",
-    "it": r"ha scritto",
-    "de": r"schrieb",
-    "fr": r"a [ée]crit",
-    "es": r"escribi[óo]",
-    "nl": r"schreef",
-}
-_ATTRIBUTION_BARE = re.compile(
-    "|".join(rf"(?:{_WROTE[lang][0]})\b.*@.*\b(?:{end})" for lang, end in _WROTE_BARE.items())
-    + r"\s*$",
-    re.I,
-)
-_ATTRIBUTION_START = re.compile(
-    r"^\s*(?:" + "|".join(start for start, _ in _WROTE.values()) + r")\s", re.I
-)
 
-# Outlook's header block: a From-like line near another header line, in each language.
-_FROM_WORDS = ("From", "Da", "Von", "De", "Van")
-_OTHER_WORDS = (
-    "Sent",
-    "Date",
-    "To",
-    "Subject",
-    "Cc",
-    "Inviato",
-    "Data",
-    "A",
-    "Oggetto",
-    "Gesendet",
-    "Datum",
-    "An",
-    "Betreff",
-    "Envoyé",
-    "Envoye",
-    "À",
-    "Objet",
-    "Enviado",
-    "Enviado el",
-    "Fecha",
-    "Para",
-    "Asunto",
-    "Verzonden",
-    "Aan",
-    "Onderwerp",
+
+def _alternatives(words: Sequence[str]) -> str:
+    return "|".join(sorted(set(words), key=len, reverse=True))
+
+
+_OPENERS = _alternatives([w for wrote in _WROTE.values() for w in wrote.openers])
+_VERBS = _alternatives([v for wrote in _WROTE.values() for v in wrote.verbs + wrote.named])
+_ENDS = _alternatives([v for wrote in _WROTE.values() for v in wrote.verbs])
+_NAMED = _alternatives([v for wrote in _WROTE.values() for v in wrote.named])
+# An address as clients write it in an attribution: <a@b>, (a@b), [mailto:a@b], wrapped.
+_ADDRESS = r"[<(\[]\s*(?:mailto:)?[^\s<>()\[\]@]+@[^\s<>()\[\]]+\s*[>)\]]"
+
+# What a client's attribution always names: a time, a year, a numeric date or an address.
+_TIMES, _YEARS, _AT_SIGN = (
+    r"(?<!\d)\d{1,2}[:.]\d{2}(?!\d)",
+    r"(?<!\d)(?:19|20)\d{2}(?!\d)",
+    r"\S@\S",
 )
-_HEADER_LINE = re.compile(
-    r"^\s*\*?(" + "|".join(_FROM_WORDS + _OTHER_WORDS) + r")\s*:\*?(\s|$)", re.I
+_TIME, _YEAR, _AT = re.compile(_TIMES), re.compile(_YEARS), re.compile(_AT_SIGN)
+_DATED = re.compile(rf"{_TIMES}|{_YEARS}|\d[./-]\d{{1,2}}[./-]\d|{_AT_SIGN}")
+
+# Where a client begins an attribution: an opener word, or the date itself ("tir. 18. apr.").
+_OPENER_START = re.compile(rf"^[-\s]*(?:{_OPENERS})\s", re.I)
+_DATED_START = r"^[-\s]*(?:\d{1,4}[./:\s-]|[^\W\d_]{1,12}[.,]\s*\d"  # "15. marts", "tir. 18."
+_DATE_START = re.compile(_DATED_START + r"|[^\W\d_A-Z]{1,3}\s+\d)")  # and "ons 4 dec.", "pe 20."
+_CLEAR_START = re.compile(_DATED_START + ")")
+_ANY_START = re.compile(r"")
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """One shape of attribution line: how it begins, how it ends, and what it must name."""
+
+    clients: str  # who writes it
+    start: re.Pattern[str]  # matched at its beginning
+    end: re.Pattern[str]  # searched for at its end (each pattern ends with `$`)
+    names: tuple[re.Pattern[str], ...]  # each searched for anywhere in it
+
+
+_SHAPES = (
+    _Shape(  # "On Mon, Jan 1, 2024 at 10:00 AM Carla <carla@example.org> wrote:"
+        "Gmail, Apple Mail, Thunderbird, Outlook mobile, Zimbra, in each language",
+        _OPENER_START,
+        re.compile(rf"(?:\b(?:{_ENDS})\s*|\b(?:{_NAMED})\b[^:]{{0,160}}):\s*$", re.I),
+        (_DATED,),
+    ),
+    _Shape(  # "On Wed, 14 Nov 2018 08:14:43 -0200 John Doe <john@doe.com> wrote"
+        "the same without its colon",
+        _OPENER_START,
+        re.compile(rf"\b(?:{_ENDS})\s*$", re.I),
+        (_AT,),
+    ),
+    _Shape(  # "tir. 18. apr. 2017 kl. 13:09 skrev Test user <test@example.com>:"
+        "Gmail in Scandinavian languages, Polish, Finnish, Czech, Turkish; Thunderbird, Mutt",
+        _DATE_START,
+        re.compile(rf"(?:\b(?:{_ENDS})\s*|\b(?:{_NAMED})\b[^:]{{0,160}}):\s*$", re.I),
+        (_DATED,),
+    ),
+    _Shape(  # "John Doe <john@doe123.com> wrote:", "... <addr> kirjoitti:"
+        "an address just before the verb (K-9, Samsung, Android, Gmail in Finnish)",
+        _ANY_START,
+        re.compile(rf"{_ADDRESS}\s*(?:{_VERBS})\s*:?\s*$", re.I),
+        (),
+    ),
+    _Shape(  # "ср, 30 апр. 2025 г. в 15:19, John Doe <doe@example.com>:"
+        "no verb: Gmail in Russian and Japanese, Yandex, Mail.ru, a time before the date",
+        _ANY_START,
+        re.compile(rf"{_ADDRESS}\s*:\s*$"),
+        (_TIME, _YEAR),
+    ),
+    _Shape(  # "---- On Wed, 24 Feb 2021 14:02:50 +0530 john@gmail.com wrote ----"
+        "framed by dashes: Zoho, Android",
+        re.compile(r"^\s*-{2,}"),
+        re.compile(rf"\b(?:{_VERBS})\s*:?\s*-{{2,}}\s*$", re.I),
+        (),
+    ),
 )
-_FROM_LINE = re.compile(r"^\s*\*?(" + "|".join(_FROM_WORDS) + r")\s*:\*?(\s|$)", re.I)
+# How a line that can end an attribution ends (a prefilter on its last characters, for speed).
+_CAN_END = re.compile(rf"(?:[:\-]|\b(?:{_VERBS}))\s*$", re.I)
+_TAIL = 40
+_END = 200  # characters: the longest end of an attribution ("schrieb <name> <address>:")
+
+
+# Outlook's and Windows Mail's header block, per language: its From-like words, the words
+# before its date, and its others. A block is two of them or more, one the From-like line or a
+# dated one ("Date: Wed, 16 May 2012 00:15:02 -0600").
+_HEADERS = {
+    "en": (("From",), ("Sent", "Date"), ("To", "Subject", "Cc")),
+    "it": (("Da",), ("Inviato", "Data"), ("A", "Oggetto", "Cc")),
+    "de": (("Von",), ("Gesendet", "Datum"), ("An", "Betreff", "Cc")),
+    "fr": (("De",), ("Envoyé", "Envoye", "Date"), ("À", "A", "Objet", "Sujet", "Cc", "Copie à")),
+    "es": (("De",), ("Enviado", "Enviado el", "Fecha"), ("Para", "Asunto", "CC")),
+    "nl": (("Van",), ("Verzonden", "Datum"), ("Aan", "Onderwerp", "CC")),
+    "pt": (("De",), ("Enviada em", "Enviado em", "Enviado", "Data"), ("Para", "Assunto", "Cc")),
+    "pl": (("Od",), ("Wysłano", "Data"), ("Do", "Temat", "DW")),
+    "sv": (("Från",), ("Skickat", "Datum"), ("Till", "Ämne", "Kopia")),
+    "da, no": (("Fra",), ("Sendt", "Dato"), ("Til", "Emne", "Kopi", "Cc")),
+    "fi": (("Lähettäjä",), ("Lähetetty", "Päivämäärä"), ("Vastaanottaja", "Aihe", "Kopio")),
+    "ru": (("От",), ("Отправлено", "Дата"), ("Кому", "Тема", "Копия")),
+    "uk": (("Від",), ("Надіслано", "Дата"), ("Кому", "Тема", "Копія")),
+    "cs": (("Od",), ("Odesláno", "Datum"), ("Komu", "Předmět", "Kopie")),
+}
+
+
+def _header_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    return re.compile(rf"^\s*\*?(?:{_alternatives(words)})\s*:\*?(?:\s|$)", re.I)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One language's header lines: any of them, and those that lead a block."""
+
+    header: re.Pattern[str]
+    sender: re.Pattern[str]
+    dated: re.Pattern[str]
+
+
+_HEADER_LINE = _header_pattern([w for words in _HEADERS.values() for w in sum(words, ())])
+_BLOCKS = tuple(
+    _Block(_header_pattern(froms + dates + others), _header_pattern(froms), _header_pattern(dates))
+    for froms, dates, others in _HEADERS.values()
+)
 
 _SEPARATOR_WORDS = (
     "Original Message",
@@ -121,9 +211,12 @@ _SEPARATOR_WORDS = (
     "Oorspronkelijk bericht",
     "Origineel bericht",
     "Doorgestuurd bericht",
+    "Oprindelig meddelelse",
+    "Oprindelig besked",
 )
 _SEPARATORS = (
     re.compile(r"^\s*_{8,}\s*$"),
+    re.compile(r"^\s*\[?Original Message processed by david\b", re.I),  # Tobit David
     re.compile(r"^\s*-{3,}\s*(" + "|".join(_SEPARATOR_WORDS) + r")\s*-{3,}\s*$", re.I),
     re.compile(
         r"^\s*(Begin forwarded message|Inizio messaggio inoltrato|"
@@ -141,13 +234,14 @@ _FOOTERS = re.compile(
     re.I,
 )
 
-# The library's patterns, for languages beyond the six tables above.
-_OURS = {"en", "it", "de", "fr", "es", "nl"}
+# The library's patterns, for the languages the tables above do not hold.
+_OURS = {code for table in (_WROTE, _HEADERS) for key in table for code in key.split(", ")}
 _LIBRARY_WROTE = tuple(
     re.compile(patterns["wrote_header"], re.I)
     for language, patterns in sorted(MAIL_LANGUAGES.items())
-    if len(language) == 2 and patterns.get("wrote_header")
+    if len(language) == 2 and language not in _OURS and patterns.get("wrote_header")
 )
+_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
 _LIBRARY_HEADERS = tuple(
     re.compile(patterns["from_header"], re.I)
     for language, patterns in sorted(MAIL_LANGUAGES.items())
@@ -167,18 +261,16 @@ def strip_reply(text: str) -> str:
             break  # signature
         if line.lstrip().startswith(">"):
             continue
-        if len(line) <= LONGEST and _is_attribution(lines, index):
-            following = _next_text(lines, index + 1)
+        span = _attribution(lines, index)
+        if span:
+            following = _next_text(lines, index + span)
             if following is not None and lines[following].lstrip().startswith(">"):
                 # A bottom-posted or interleaved reply: the quote is `>`-marked, so what
                 # follows it without a mark is the sender's own (unless more history).
                 skip_to = following
                 continue
-            if not any(ln.strip() for ln in kept) and not _looks_dated(line):
-                kept.append(line.rstrip())  # his own prose: "On the matter, Carla wrote:"
-                continue
             break
-        if quoted_history_starts(lines, index):
+        if _other_history_starts(lines, index):
             break
         kept.append(line.rstrip())
     while kept and not kept[-1].strip():
@@ -194,52 +286,104 @@ def _next_text(lines: Sequence[str], start: int) -> int | None:
     return None
 
 
-def _looks_dated(line: str) -> bool:
-    """A client's attribution names a date or an address; a player's sentence rarely does."""
-    return "@" in line or bool(re.search(r"\d", line))
-
-
 def quoted_history_starts(lines: Sequence[str], index: int) -> bool:
     """Whether the quoted history (or a footer) begins at this line."""
+    return bool(_attribution(lines, index)) or _other_history_starts(lines, index)
+
+
+def _other_history_starts(lines: Sequence[str], index: int) -> bool:
+    """Whether a separator, a footer or a header block begins at this line."""
     line = lines[index]
     if not line.strip() or len(line) > LONGEST:
         return False
     if any(p.match(line) for p in _SEPARATORS) or _FOOTERS.match(line):
-        return True
-    if _is_attribution(lines, index):
         return True
     if _HEADER_LINE.match(line) and _header_block(lines, index):
         return True
     return _library_says_history(lines, index)
 
 
-def _is_attribution(lines: Sequence[str], index: int) -> bool:
-    line = lines[index].strip()
-    if _ATTRIBUTION.match(line) or _ATTRIBUTION_BARE.match(line):
-        return True
-    # Gmail wraps a long attribution over two or three lines.
-    if _ATTRIBUTION_START.match(line):
-        joined = line
-        for follow in lines[index + 1 : index + 3]:
-            if len(follow) > LONGEST:
+def _attribution(lines: Sequence[str], index: int) -> int:
+    """How many lines the attribution beginning at this line spans (0: none begins here).
+
+    A client wraps a long attribution, so the line and up to four more are read as one
+    (skipping one blank line, as Polymail writes); a wrapped one begins where a client
+    begins it (an opener word or the date), and not at a line of the sender's own above
+    an attribution that begins on a later line."""
+    pieces = _pieces(lines, index)
+    for count in range(1, len(pieces) + 1):
+        if not _CAN_END.search(pieces[count - 1][1][-_TAIL:]):
+            continue
+        joined = " ".join(piece for _, piece in pieces[:count])
+        if count > 1 and not _begins(joined):
+            break
+        if _is_shaped(joined):
+            for later in range(1, count):
+                rest = " ".join(piece for _, piece in pieces[later:count])
+                if (_OPENER_START.match(rest) or _CLEAR_START.match(rest)) and _is_shaped(rest):
+                    return 0  # the attribution begins on a later line
+            return pieces[count - 1][0] - index + 1
+    return 0
+
+
+def _begins(text: str) -> bool:
+    """Whether a client may begin an attribution so: with an opener word or the date."""
+    return bool(_OPENER_START.match(text) or _DATE_START.match(text))
+
+
+def _pieces(lines: Sequence[str], index: int) -> list[tuple[int, str]]:
+    """The line at index and the lines that may continue it as a wrapped attribution."""
+    first = lines[index].strip()
+    if not first or len(first) > LONGEST:
+        return []
+    pieces = [(index, first)]
+    if not _begins(first):
+        return pieces  # only a client's own beginning is wrapped
+    length = len(first)
+    blanks = 0 if _OPENER_START.match(first) else 1  # only "On ..." spans a blank line
+    for at in range(index + 1, min(len(lines), index + _WRAPPED + 1)):
+        if len(pieces) == _WRAPPED or pieces[-1][1].endswith(":"):
+            break
+        piece = lines[at].strip()
+        if not piece:
+            blanks += 1
+            if blanks > 1:
                 break
-            joined += " " + follow.strip()
-            if _ATTRIBUTION.match(joined) or _ATTRIBUTION_BARE.match(joined):
-                return True
-    return False
+            continue
+        length += len(piece) + 1
+        if len(piece) > _PIECE or length > LONGEST or _OPENER_START.match(piece):
+            break  # too long, or another attribution
+        pieces.append((at, piece))
+    return pieces
+
+
+def _is_shaped(text: str) -> bool:
+    tail = max(0, len(text) - _END)
+    return any(
+        shape.start.match(text)
+        and shape.end.search(text, tail)
+        and all(name.search(text) for name in shape.names)
+        for shape in _SHAPES
+    )
 
 
 def _header_block(lines: Sequence[str], index: int) -> bool:
-    """This header-like line and the next few hold a From-like line and another header."""
+    """This header-like line and the next few hold two headers of one language, one of them
+    From-like or a dated one."""
     window = [ln for ln in lines[index : index + 6] if ln.strip() and len(ln) <= LONGEST][:4]
-    headers = [ln for ln in window if _HEADER_LINE.match(ln)]
-    return len(headers) >= 2 and any(_FROM_LINE.match(ln) for ln in headers)
+    for block in _BLOCKS:
+        found = [ln for ln in window if block.header.match(ln)]
+        if len(found) >= 2 and any(
+            block.sender.match(ln) or (block.dated.match(ln) and _TIME.search(ln)) for ln in found
+        ):
+            return True
+    return False
 
 
 def _library_says_history(lines: Sequence[str], index: int) -> bool:
     line = lines[index]
-    if ":" not in line:
-        return False
+    if not _CJK.search(line):
+        return False  # the library's languages left are Japanese, Korean and Chinese
     if any(p.match(line.strip()) for p in _LIBRARY_WROTE):
         return True
     window = "\n".join(ln for ln in lines[index : index + 4] if len(ln) <= LONGEST)
