@@ -250,6 +250,7 @@ class Referee:
             __version__,
             self._state_digest(state),
             work.authentication,
+            work.delivered if kind == "mail" else None,
         )
         head = chain.head_of(text)
         work.append_link(seq, kind, at, raw, text, head)
@@ -310,12 +311,18 @@ class Referee:
     # ----- inbound mail ---------------------------------------------------------------------
 
     def receive(self, raw: bytes, at: datetime, size: int | None = None) -> Receipt:
-        """Process one raw message at time `at`; everything it causes is committed together.
+        """Process one raw message delivered at `at`; everything it causes is committed
+        together.
 
+        It takes effect at its delivery time, or, when a later event was logged before it was
+        read (a deadline fired, another mail applied), at that event's time: the log's times
+        never go back (one clock per run). Both times are kept, in its inbound row and its
+        link.
         `size` is the message's real size when `raw` is only its head (a mail too large to
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
         """
-        at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
+        delivered = utc(at)
+        at = max(delivered, self.last_at)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
@@ -333,6 +340,7 @@ class Referee:
                 # the same whether the inbox was read again (a restore, a crash) or not.
                 log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
                 return Receipt(mail.message_id, InboundStatus.DUPLICATE)
+            work.delivered = delivered
             receipt, state = self._handle(work, mail, raw, at, state, oversized)
             work.save_state(state)
             self.link, self.head = self._chain(work, "mail", at, raw, state)
@@ -536,7 +544,7 @@ class Referee:
         and the game's config without secrets; or, past `[limits] archive_bytes`, none and
         the refusal that sends the player to the operator's `export-mail`."""
         keys = work.players_mail_keys()
-        mine = [(raw, at) for raw, at in work.mail_links() if _dedupe_key(raw) in keys]
+        mine = [link for link in work.mail_links() if _dedupe_key(link[0]) in keys]
         packed, count = record.archive_mbox(mine)
         limit = self.settings.limits.archive_bytes
         if len(packed) > limit:
