@@ -6,9 +6,12 @@ before: the time the receiving side wrote, the mbox `From ` line's date in every
 file's name. A message with none takes its sender's `Date:` header, and the count of such
 messages is reported (`replay --strict` refuses them): a sender's clock is never trusted
 silently (issue 15). Every deadline that falls due between messages fires in order, exactly
-as the live service would have done. A message the
-live service would set aside in quarantine (unreadable, nested too deep) is set aside here
-too, by the same checks in `Referee.receive`, and named on stderr.
+as the live service would have done. The referee's own export (`export-mail`, ARCHIVE) dates
+each message when it took effect; one the referee read only after a later event carries its
+delivery time after the date: the deadlines due by the time it took effect fire first, then
+it is given its delivery time, as the live service did, and its reply says the same. A
+message the live service would set aside in quarantine (unreadable, nested too deep) is set
+aside here too, by the same checks in `Referee.receive`, and named on stderr.
 """
 
 from __future__ import annotations
