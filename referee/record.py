@@ -7,6 +7,11 @@ module writes the record out of the hash chain's stored messages:
   order) as an mbox whose `From ` lines carry the time each took effect, and, when asked, the
   mail the referee sent (the outbox's sent rows). That mbox is what `verify` replays: an
   untouched game passes. It holds strangers' mail too, so it is the operator's, not the table's.
+  A `From ` line whose time is not the whole story carries it after the date (`times`): the
+  exact time it took effect when that is not a whole second (`effective=`), and when it was
+  delivered when it was read after a later event had been logged (`delivered=`), so a replay
+  fires the same deadlines before it, takes it at the same time and answers it in the same
+  words.
 - `archive` makes ARCHIVE's two attachments: the players' mail (each chain message whose
   sender was a player when it arrived and was shown to be its author; a stranger's mail, a
   forgery in a player's name and a player's mail to someone else resent here are never in it)
@@ -40,16 +45,38 @@ CONFIG = "game.toml"
 NOBODY = "MAILER-DAEMON"  # the `From ` line's sender of a message without a readable one
 
 
-def mbox_entry(raw: bytes, at: datetime, sender: str) -> bytes:
-    """One message of an mbox: its `From ` line, its escaped bytes and the blank line after."""
-    stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+EFFECTIVE = "effective="  # a `From ` line's exact time of effect, when not a whole second
+DELIVERED = "delivered="  # a `From ` line's delivery time, when earlier than it took effect
+
+
+def mbox_entry(raw: bytes, at: datetime, sender: str, tail: str = "") -> bytes:
+    """One message of an mbox: its `From ` line (with `tail` after the date, see `times`), its
+    escaped bytes and the blank line after."""
+    stamp = _utc(at)
     body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if body.startswith(b"From "):
         body = b">" + body
     body = body.replace(b"\nFrom ", b"\n>From ")
     if not body.endswith(b"\n"):
         body += b"\n"
-    return f"From {sender} {time.asctime(stamp.timetuple())}\n".encode() + body + b"\n"
+    line = f"From {sender} {time.asctime(stamp.timetuple())}{tail}\n"
+    return line.encode() + body + b"\n"
+
+
+def times(at: datetime, delivered: datetime | None = None) -> str:
+    """What a received message's `From ` line says after its date (asctime, to the second):
+    nothing when that date is all, else ` effective=` with the exact time it took effect
+    (ISO 8601, UTC) when it is not a whole second, and ` delivered=` with the time it was
+    delivered when that was earlier (it was read after a later event had been logged)."""
+    stamp = _utc(at)
+    tail = f" {EFFECTIVE}{stamp.isoformat()}" if stamp.microsecond else ""
+    if delivered is not None and _utc(delivered) != stamp:
+        tail += f" {DELIVERED}{_utc(delivered).isoformat()}"
+    return tail
+
+
+def _utc(at: datetime) -> datetime:
+    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def sender_of(raw: bytes) -> str:
@@ -60,9 +87,10 @@ def sender_of(raw: bytes) -> str:
         return ""
 
 
-def received_entry(raw: bytes, at: datetime) -> bytes:
-    """A received message as the record writes it: canonical bytes, dated when it took effect."""
-    return mbox_entry(chain.canonical_mail(raw), at, sender_of(raw) or NOBODY)
+def received_entry(raw: bytes, at: datetime, delivered: datetime | None = None) -> bytes:
+    """A received message as the record writes it: canonical bytes, dated when it took effect
+    (and when it was delivered, when that was earlier: `times`)."""
+    return mbox_entry(chain.canonical_mail(raw), at, sender_of(raw) or NOBODY, times(at, delivered))
 
 
 @dataclass(frozen=True)
@@ -88,8 +116,12 @@ def export_mail(store: Store, settings: Settings, out: Path, sent: bool = False)
     game_id = store.game_id(settings.game.key)
     if game_id is None:
         raise StoreError(f"no game {settings.game.key!r} in the database: run init first")
-    links = [(r.raw, r.at) for r in store.chain(game_id) if r.kind == "mail" and r.raw]
-    _write(out, (received_entry(raw, at) for raw, at in links))
+    links = [
+        (r.raw, r.at, chain.delivered_of(r.record))
+        for r in store.chain(game_id)
+        if r.kind == "mail" and r.raw
+    ]
+    _write(out, (received_entry(*link) for link in links))
     if not sent:
         return Exported(len(links))
     rows = store.outbox(game_id, OutboxStatus.SENT.value)
@@ -107,10 +139,13 @@ def _write(path: Path, entries: Iterable[bytes]) -> None:
     partial.replace(path)
 
 
-def archive_mbox(messages: Iterable[tuple[bytes, datetime]]) -> tuple[bytes, int]:
+def archive_mbox(
+    messages: Iterable[tuple[bytes, datetime, datetime | None]],
+) -> tuple[bytes, int]:
     """The players' mail as ARCHIVE attaches it: an mbox, gzip-compressed with no file name
-    and mtime 0, so the same mail makes the same bytes; and how many messages it holds."""
-    entries = [received_entry(raw, at) for raw, at in messages]
+    and mtime 0, so the same mail makes the same bytes; and how many messages it holds. Each
+    message comes with the time it took effect and, when earlier, the time it was delivered."""
+    entries = [received_entry(*message) for message in messages]
     return gzip.compress(b"".join(entries), compresslevel=9, mtime=0), len(entries)
 
 

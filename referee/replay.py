@@ -6,9 +6,12 @@ before: the time the receiving side wrote, the mbox `From ` line's date in every
 file's name. A message with none takes its sender's `Date:` header, and the count of such
 messages is reported (`replay --strict` refuses them): a sender's clock is never trusted
 silently (issue 15). Every deadline that falls due between messages fires in order, exactly
-as the live service would have done. A message the
-live service would set aside in quarantine (unreadable, nested too deep) is set aside here
-too, by the same checks in `Referee.receive`, and named on stderr.
+as the live service would have done. The referee's own export (`export-mail`, ARCHIVE) dates
+each message when it took effect; one the referee read only after a later event carries its
+delivery time after the date: the deadlines due by the time it took effect fire first, then
+it is given its delivery time, as the live service did, and its reply says the same. A
+message the live service would set aside in quarantine (unreadable, nested too deep) is set
+aside here too, by the same checks in `Referee.receive`, and named on stderr.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
 from referee.mail.auth import Authentication
-from referee.record import mbox_entry
+from referee.record import DELIVERED, EFFECTIVE, mbox_entry
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -41,6 +44,9 @@ class Archived:
     raw: bytes
     at: datetime | None
     delivered: bool = True  # False: `at` is the sender's Date header (or None), not a delivery
+    # When it was delivered, when that was before `at`: the referee read it only after a later
+    # event had been logged (`export-mail` records it), and it took effect at `at`
+    arrived: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -73,13 +79,45 @@ _RFC5322 = re.compile(
 )
 
 
-def from_line_time(line: str) -> datetime | None:
-    """The delivery time a mbox `From ` line records, in UTC; None when it records none that
-    can be read (a zone it does not know is no time: never guessed)."""
+# What `export-mail` writes after the date (`record.times`): the exact time the message took
+# effect, and when it was delivered if earlier, each `name=` an ISO 8601 time.
+_ISO = r"\d{4}-\d{2}-\d{2}T[\d:.]+[+-]\d{2}:\d{2}"
+_TIME = re.compile(r"\s+(" + EFFECTIVE + "|" + DELIVERED + ")(" + _ISO + ")")
+_TIMES = re.compile(r"(?:" + _TIME.pattern + r")+\s*$")
+
+
+def from_line_times(line: str) -> tuple[datetime | None, datetime | None]:
+    """The time a mbox `From ` line gives its message, in UTC, and the earlier time it was
+    delivered when the line records one. The time is the date after the sender (the delivery
+    time, or, in the referee's own export, the time the message took effect: then an
+    `effective=` after it gives that time to the microsecond, and a `delivered=` the time
+    it was delivered when it was read only after a later event). None: no time that can be
+    read (a zone it does not know is no time: never guessed)."""
     text = line.rstrip("\r\n")
     if not text.startswith("From "):
+        return None, None
+    tail = _TIMES.search(text)
+    if tail is None:
+        return _date_of(text[5:]), None
+    said = {name: _iso(value) for name, value in _TIME.findall(tail.group(0))}
+    return said.get(EFFECTIVE) or _date_of(text[5 : tail.start()]), said.get(DELIVERED)
+
+
+def from_line_time(line: str) -> datetime | None:
+    """The time a mbox `From ` line gives its message (see `from_line_times`)."""
+    return from_line_times(line)[0]
+
+
+def _iso(text: str) -> datetime | None:
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
         return None
-    rest = text[5:]
+    return at.astimezone(UTC) if at.tzinfo else None
+
+
+def _date_of(rest: str) -> datetime | None:
+    """The date of a `From ` line after its `From `, in any form `from_line_times` reads."""
     found = _ASCTIME.search(rest)
     if found is not None:
         zone = found.group("before") or found.group("after") or "+0000"
@@ -120,11 +158,11 @@ def read_mbox(path: Path) -> list[Archived]:
         for key in box.iterkeys():
             whole = box.get_bytes(key, from_=True)
             from_line, _, raw = whole.partition(b"\n")
-            at = from_line_time(from_line.decode("latin-1"))
+            at, arrived = from_line_times(from_line.decode("latin-1"))
             if at is None:
                 out.append(Archived(raw, _date_header(raw), delivered=False))
             else:
-                out.append(Archived(raw, at))
+                out.append(Archived(raw, at, arrived=arrived))
     finally:
         box.close()
     return out
@@ -205,8 +243,10 @@ def replay(
                     break
                 now = at
                 count += 1
+                if item.arrived is not None:  # read late: what was logged before it, first
+                    referee.advance(at)
                 try:
-                    referee.receive(item.raw, at)
+                    referee.receive(item.raw, at if item.arrived is None else item.arrived)
                 except Exception as exc:  # what the live service quarantines: reported, skipped
                     mid, _, _ = intake.identify(item.raw)
                     log.error(

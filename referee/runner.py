@@ -71,11 +71,12 @@ LEASE_SECONDS = 6.0  # a game whose owner stops renewing is taken over after thi
 HEARTBEAT = 1.5  # seconds between renewals of the leases, and looks for games to take
 
 
-def applied_at(delivered: datetime | None, now: datetime, last: datetime) -> datetime:
-    """The moment a mail delivered at `delivered` takes effect in a run whose clock reads
-    `now`, in a game whose log last moved at `last`: never later than `now`, never before
-    `last` (a `now` behind the log gives way to the log)."""
-    return max(last, now if delivered is None else min(delivered, now))
+def delivery_time(delivered: datetime | None, now: datetime) -> datetime:
+    """When a mail was delivered, as a run whose clock reads `now` takes it: its delivery
+    time, never later than `now` (a `--now` behind the Maildir names, a server whose clock
+    runs ahead); `now` when the inbox gave none. `Referee.receive` applies it then, or at the
+    last event of the log when that is later (a `now` behind the log gives way to the log)."""
+    return now if delivered is None else min(delivered, now)
 
 
 def system_clock() -> datetime:
@@ -158,19 +159,16 @@ class Service:
         receipt = self.referee.receive(raw, at, size)
         metrics.mail_in(self.settings.game.key, receipt)
 
-    def when(self, delivered: datetime | None, now: datetime) -> datetime:
-        """The time a mail is applied at (one clock per run, docs/operations.md): when it was
-        delivered, so a deadline fires only after the mail delivered before it (203, 213), as
-        `replay` does. A delivery time later than `now` (the run's clock, `--now` included) is
-        taken as `now`; a mail delivered before the last event in the log came too late for
-        it and is applied at that event's time, so the log's times never go back."""
-        return applied_at(delivered, now, self.referee.last_at)
-
     def deliver(
         self, raw: bytes, size: int, delivered: datetime | None, now: datetime
     ) -> Exception | None:
-        """`take` at the mail's delivery time (see `when`)."""
-        return self.take(raw, self.when(delivered, now), size)
+        """`take` at the mail's delivery time (one clock per run, docs/operations.md), so a
+        deadline fires only after the mail delivered before it (203, 213), as `replay` does.
+        A delivery time later than `now` (the run's clock, `--now` included) is taken as `now`
+        (`delivery_time`); a mail delivered before the last event in the log came too late
+        for it and takes effect at that event's time (`Referee.receive`), and its reply says
+        so: the log's times never go back."""
+        return self.take(raw, delivery_time(delivered, now), size)
 
     def take(self, raw: bytes, at: datetime, size: int | None = None) -> Exception | None:
         """Apply one message; returns why it must be set aside, or None when it was applied.

@@ -13,13 +13,23 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from referee import __version__, record, rulebook
 from referee.config import LimitsConfig, Settings
-from referee.core import chain, codec, engine, mechanics, outcomes, procedure, roster, rulings
+from referee.core import (
+    chain,
+    clock,
+    codec,
+    engine,
+    mechanics,
+    outcomes,
+    procedure,
+    roster,
+    rulings,
+)
 from referee.core.appeals import crown_due, opened_since
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
@@ -70,6 +80,9 @@ from referee.store.tables import InboundStatus
 
 BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
+# A mail that takes effect later than this after its delivery (read after a later event was
+# logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
+LATE = timedelta(seconds=1)
 log = logging.getLogger("referee")
 
 
@@ -250,6 +263,7 @@ class Referee:
             __version__,
             self._state_digest(state),
             work.authentication,
+            work.delivered if kind == "mail" else None,
         )
         head = chain.head_of(text)
         work.append_link(seq, kind, at, raw, text, head)
@@ -310,12 +324,18 @@ class Referee:
     # ----- inbound mail ---------------------------------------------------------------------
 
     def receive(self, raw: bytes, at: datetime, size: int | None = None) -> Receipt:
-        """Process one raw message at time `at`; everything it causes is committed together.
+        """Process one raw message delivered at `at`; everything it causes is committed
+        together.
 
+        It takes effect at its delivery time, or, when a later event was logged before it was
+        read (a deadline fired, another mail applied), at that event's time: the log's times
+        never go back (one clock per run). Both times are kept, in its inbound row and its
+        link, and its reply says when it took effect later than it was delivered.
         `size` is the message's real size when `raw` is only its head (a mail too large to
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
         """
-        at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
+        delivered = utc(at)
+        at = max(delivered, self.last_at)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
@@ -333,6 +353,7 @@ class Referee:
                 # the same whether the inbox was read again (a restore, a crash) or not.
                 log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
                 return Receipt(mail.message_id, InboundStatus.DUPLICATE)
+            work.delivered = delivered
             receipt, state = self._handle(work, mail, raw, at, state, oversized)
             work.save_state(state)
             self.link, self.head = self._chain(work, "mail", at, raw, state)
@@ -539,7 +560,7 @@ class Referee:
         and the game's config without secrets; or, past `[limits] archive_bytes`, none and
         the refusal that sends the player to the operator's `export-mail`."""
         keys = work.players_mail_keys()
-        mine = [(raw, at) for raw, at in work.mail_links() if _dedupe_key(raw) in keys]
+        mine = [link for link in work.mail_links() if _dedupe_key(link[0]) in keys]
         packed, count = record.archive_mbox(mine)
         limit = self.settings.limits.archive_bytes
         if len(packed) > limit:
@@ -923,6 +944,7 @@ class Referee:
                 "subject": reply_subject(mail.subject),
                 "name": name,
                 "cites": mechanics.citations(state),
+                "late": _late(work, at, state),
             },
         )
         envelope = outgoing.Envelope(
@@ -1283,6 +1305,27 @@ _QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 def _said(line: ParsedLine) -> str:
     """A command line as both parts would write it: case, accents and spacing aside."""
     return fold(" ".join(line.line.split()))
+
+
+def _late(work: UnitOfWork, at: datetime, state: GameState) -> dict[str, Any] | None:
+    """For the reply to a mail that took effect more than `LATE` after it was delivered (it
+    was read only after later events had been logged): both times, and those events, from
+    the chain, so a replay says the same: each deadline that closed a debate or a vote
+    (`clock.closed_at`), then how many others there were and when the last was."""
+    delivered = work.delivered
+    if delivered is None or at - delivered <= LATE:
+        return None
+    reasons: list[dict[str, Any]] = []
+    others: list[datetime] = []
+    for kind, when in work.links_after(delivered):
+        passed = clock.closed_at(state, when) if kind == "tick" else None
+        if passed is None:
+            others.append(when)
+        else:
+            reasons.append({"what": passed.closed.value, "number": passed.number, "at": when})
+    if others or not reasons:  # an operator's change of the roster is logged, not chained
+        reasons.append({"what": "events", "count": len(others) or 1, "at": (others or [at])[-1]})
+    return {"delivered": delivered, "at": at, "reasons": reasons}
 
 
 def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:

@@ -353,6 +353,7 @@ def _record_divergence(where: str, stored: dict[str, Any], made: dict[str, Any])
     """Name what differs in a link: its time, its events (the commands), its state."""
     for key, what in (
         ("at", "the time it took effect"),
+        ("delivered", "the time it was delivered, before it took effect"),
         ("events", "the events (the commands obeyed and the deadlines fired)"),
         ("version", "the referee's version"),
         ("state", "the state after it"),

@@ -22,7 +22,7 @@ import pytest
 from examples.make_examples import CONFIG, build
 from referee.config import load_settings
 from referee.replay import replay
-from referee.runner import Service, applied_at
+from referee.runner import Service, delivery_time
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -158,22 +158,23 @@ def test_mail_delivered_before_inside_and_after_the_log_in_fresh_processes(
 
 
 @pytest.mark.parametrize(
-    ("delivered", "now", "last", "expected"),
+    ("delivered", "now", "expected"),
     [
-        (None, 5, 1, 5),  # no delivery time: the run's clock
-        (3, 5, 1, 3),  # inside: its delivery time
-        (9, 5, 1, 5),  # ahead of the clock: the clock
-        (0, 5, 1, 1),  # before the log's last event: that event's time
-        (3, 0, 1, 1),  # a clock behind the log gives way to the log
+        (None, 5, 5),  # no delivery time: the run's clock
+        (3, 5, 3),  # before the clock: its delivery time
+        (9, 5, 5),  # ahead of the clock: the clock
     ],
 )
-def test_the_rule_for_the_time_a_mail_takes_effect(
-    delivered: int | None, now: int, last: int, expected: int
+def test_a_run_takes_a_mail_at_its_delivery_time_never_later_than_its_clock(
+    delivered: int | None, now: int, expected: int
 ) -> None:
+    """The run's side of the rule; the log's side (never before its last event, a clock behind
+    the log included) is `Referee.receive`'s, tested with the mail read late
+    (tests/test_read_late.py)."""
     base = datetime(2000, 1, 1, tzinfo=UTC)
 
     def at(hours: int) -> datetime:
         return base + timedelta(hours=hours)
 
-    moment = applied_at(None if delivered is None else at(delivered), at(now), at(last))
+    moment = delivery_time(None if delivered is None else at(delivered), at(now))
     assert moment == at(expected)

@@ -3,7 +3,8 @@
 Every common form of an mbox `From ` line gives the delivery time (asctime with and without a
 zone, Gmail Takeout, Thunderbird, mutt, RFC 5322), and so do a Maildir's file names. A message
 whose `From ` line has no date is never dated by its sender silently: replay says how many,
-and `--strict` refuses the mbox.
+and `--strict` refuses the mbox. The referee's own export says after the date what the date
+cannot: the exact time a message took effect and, for one read late, its delivery time.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from referee.replay import from_line_time
+from referee.record import times
+from referee.replay import from_line_time, from_line_times
 from tests.conftest import REFEREE, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +104,19 @@ def test_every_common_from_line_gives_the_delivery_time(form: str) -> None:
 )
 def test_a_from_line_without_a_readable_time_gives_none(line: str) -> None:
     assert from_line_time(line) is None
+
+
+def test_the_exports_from_line_gives_the_exact_time_it_took_effect_and_its_delivery() -> None:
+    """`export-mail` writes after the date what asctime cannot say (`record.times`); any other
+    From line gives no delivery time apart, and a sender cannot write one in its address."""
+    took = AT + timedelta(microseconds=250000)
+    early = AT - timedelta(minutes=1)
+    line = FORMS["asctime (mutt, Python, Postfix)"](took) + times(took, early)
+    assert line.endswith(f" effective={took.isoformat()} delivered={early.isoformat()}")
+    assert from_line_times(line) == (took, early)
+    assert from_line_times(FORMS["asctime (mutt, Python, Postfix)"](AT) + times(AT)) == (AT, None)
+    forged = f'From "x delivered={early.isoformat()}"@evil.example Mon Dec 15 14:00:00 2026'
+    assert from_line_times(forged) == (AT, None)
 
 
 def test_a_takeout_mbox_is_timed_by_its_from_lines_not_the_senders_date(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The hash chain over everything that decides the game, so a falsified result shows (213).
 
 Each link binds the previous head, what happened (an inbound message, by the SHA-256 of its
-raw bytes as received, or a deadline), when it took effect, the events it caused, the version
-of the referee that decided them and a digest of the state after them. The head of a link is
+raw bytes as received, or a deadline), when it took effect (and, for a mail read only after a
+later event was logged, when it was delivered), the events it caused, the version of the
+referee that decided them and a digest of the state after them. The head of a link is
 the SHA-256 of its canonical JSON record, which holds the previous head: changing, removing,
 reordering or inserting any one link changes every later head. Pure: stdlib only, no I/O.
 """
@@ -56,10 +57,13 @@ def record(
     version: str,
     state_digest: str,
     auth: dict[str, Any] | None = None,
+    delivered: datetime | None = None,
 ) -> str:
     """The canonical record of one link (the text its head is the digest of). `auth` is the
     sender's authentication verdict as intake found it (`ok`, `why`), kept so that `verify`
-    decides as intake did when the DKIM keys have left the DNS."""
+    decides as intake did when the DKIM keys have left the DNS. `delivered` is when a mail was
+    delivered, given only when that is not the time it took effect (`at`): it was read after
+    a later event had been logged, and took effect at that event's time."""
     fields: dict[str, Any] = {
         "prev": prev,
         "seq": seq,
@@ -72,7 +76,20 @@ def record(
     }
     if auth is not None:
         fields["auth"] = auth
+    if delivered is not None and delivered != at:
+        fields["delivered"] = delivered.isoformat()
     return canonical(fields)
+
+
+def delivered_of(text: str) -> datetime | None:
+    """When the mail of a link's record was delivered, if not when it took effect: the
+    record's `delivered` (see `record`); None when the record holds none."""
+    try:
+        fields = json.loads(text)
+        value = fields.get("delivered") if isinstance(fields, dict) else None
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def head_of(text: str) -> str:

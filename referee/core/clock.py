@@ -3,12 +3,14 @@
 The debate's end opens the vote (202 (3)); the vote's deadline closes it (203); reminders go to
 the turn player, the King and the voters; the day's debate goes to who asked for a digest
 (112); a deposed King is reminded to crown a successor
-(213). `next_deadline` says when the caller must send the next Tick.
+(213). `next_deadline` says when the caller must send the next Tick; `closed_at` what a Tick
+fired at a given time closed (a mail read after it is told, 203, 213).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import enum
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from referee.core import notices
@@ -46,6 +48,37 @@ def next_deadline(state: GameState) -> datetime | None:
         elif state.phase is Phase.VOTING:
             times.append(current.vote_deadline)
     return min(times) if times else None
+
+
+class Closed(enum.StrEnum):
+    """What a deadline closes."""
+
+    DEBATE = "debate"  # 202 (3): the vote opens
+    VOTE = "vote"  # 203
+
+
+@dataclass(frozen=True)
+class Passed:
+    """A deadline that closed the debate or the vote on proposal `number` at `at`."""
+
+    closed: Closed
+    number: int
+    at: datetime
+
+
+def closed_at(state: GameState, at: datetime) -> Passed | None:
+    """What the Tick fired at `at` closed, read from any state after it: the debate on the
+    proposal whose debate ended then and is over, or the vote on the proposal whose vote
+    deadline it was and is decided (a real deadline fires at its own time, never later:
+    `service.catch_up`). None for a Tick that closed neither (a reminder, a digest, the crown
+    passing on)."""
+    for proposal in reversed(state.proposals):
+        if proposal.debate_ends == at and proposal.status is not ProposalStatus.DEBATE:
+            return Passed(Closed.DEBATE, proposal.number, at)
+        decided = proposal.status in (ProposalStatus.ADOPTED, ProposalStatus.REJECTED)
+        if proposal.vote_deadline == at and decided:
+            return Passed(Closed.VOTE, proposal.number, at)
+    return None
 
 
 def tick(step: Step) -> None:

@@ -130,6 +130,7 @@ class Renderer:
             auto_reload=False,  # templates never change under a running referee: no stat per mail
         )
         env.filters["when"] = self.when
+        env.filters["instant"] = self.instant
         env.filters["word"] = self.word
         env.globals.update(
             game=self.game,
@@ -148,10 +149,18 @@ class Renderer:
         """A moment in the game's time zone, in words of the game's language."""
         if value is None:
             return "-"
+        return self._moment(value, "when", "EEEE d MMMM y, HH:mm")
+
+    def instant(self, value: datetime | str) -> str:
+        """A moment to the second (`when` with seconds): the times of a mail read after a
+        later event, a second apart at times."""
+        return self._moment(value, "instant", "EEEE d MMMM y, HH:mm:ss")
+
+    def _moment(self, value: datetime | str, form: str, default: str) -> str:
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         local = value.astimezone(self.zone)
-        pattern = self.words.get("format", {}).get("when", "EEEE d MMMM y, HH:mm")
+        pattern = self.words.get("format", {}).get(form, default)
         written = format_datetime(local, pattern, tzinfo=self.zone, locale=self.language)
         return f"{written} {local.tzname()}"
 

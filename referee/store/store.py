@@ -31,7 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
-from referee.core.chain import GENESIS
+from referee.core.chain import GENESIS, delivered_of
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
 from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
@@ -432,6 +432,7 @@ class Store:
                         message_id=message_id,
                         sender=sender,
                         received_at=at,
+                        delivered_at=at,
                         status="quarantined",
                         note=error[:500],
                     )
@@ -693,8 +694,13 @@ _INSERT_STRANGER = insert(_STRANGERS_T)
 _CHAIN_T = _TABLES[ChainRow.__tablename__]
 _INSERT_LINK = insert(_CHAIN_T)
 _MAIL_LINKS = (
-    columns(_CHAIN_T.c.raw, _CHAIN_T.c.at)
+    columns(_CHAIN_T.c.raw, _CHAIN_T.c.at, _CHAIN_T.c.record)
     .where(_CHAIN_T.c.game_id == bindparam("g"), _CHAIN_T.c.kind == "mail")
+    .order_by(_CHAIN_T.c.seq)
+)
+_LINKS_AFTER = (
+    columns(_CHAIN_T.c.kind, _CHAIN_T.c.at)
+    .where(_CHAIN_T.c.game_id == bindparam("g"), _CHAIN_T.c.at > bindparam("after"))
     .order_by(_CHAIN_T.c.seq)
 )
 # A player's own mail to the game: obeyed, or refused for a limit; never a stranger's (nor the
@@ -728,6 +734,9 @@ class UnitOfWork:
         self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
         # The sender's authentication verdict of this unit's mail ({"ok", "why"}), for its link
         self.authentication: dict[str, Any] | None = None
+        # When this unit's mail was delivered, for its inbound row and its link: earlier than
+        # the time it takes effect when a later event was logged before it was read
+        self.delivered: datetime | None = None
         self._link = b""  # how this unit's link is named in its mail
 
     def flush(self) -> None:
@@ -785,16 +794,26 @@ class UnitOfWork:
                 "message_id": mail.message_id,
                 "sender": mail.sender,
                 "received_at": at,
+                "delivered_at": self.delivered or at,
                 "status": status,
                 "note": note[:500],
                 "commands": commands,
             },
         )
 
-    def mail_links(self) -> list[tuple[bytes, datetime]]:
-        """Every message the chain holds so far, in link order, with the time it took effect."""
+    def mail_links(self) -> list[tuple[bytes, datetime, datetime | None]]:
+        """Every message the chain holds so far, in link order, with the time it took effect
+        and, when it was read after a later event, the time it was delivered."""
         rows = self._run(_MAIL_LINKS, {"g": self.game_id}).all()
-        return [(bytes(raw), at) for raw, at in rows if raw is not None]
+        return [
+            (bytes(raw), at, delivered_of(record)) for raw, at, record in rows if raw is not None
+        ]
+
+    def links_after(self, after: datetime) -> list[tuple[str, datetime]]:
+        """The kind and time of every link of the chain later than `after`, in order: the
+        events logged since then (`tick`: a deadline; `mail`; `start`)."""
+        rows = self._run(_LINKS_AFTER, {"g": self.game_id, "after": after}).all()
+        return [(str(kind), at) for kind, at in rows]
 
     def players_mail_keys(self) -> set[str]:
         """The dedupe keys of the mail the players sent the game as themselves (ARCHIVE)."""

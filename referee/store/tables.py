@@ -80,7 +80,11 @@ class InboundRow(SQLModel, table=True):
     dedupe_key: str = Field(sa_column=Column(String(64), nullable=False))  # SHA-256, hex
     message_id: str = Field(sa_column=Column(Text, nullable=False))
     sender: str
-    received_at: datetime
+    received_at: datetime  # when it took effect (a deadline due after it fired after it)
+    # When it was delivered: earlier than `received_at` when it was read only after a later
+    # event had been logged (it took effect at that event's time). None in the rows written
+    # before it was kept (0008).
+    delivered_at: datetime | None = None
     status: str  # processed | refused | ignored | stranger | quarantined
     note: str = ""
     commands: int = 0  # commands read from it, for the per-sender daily limit
