@@ -15,6 +15,7 @@ from referee.config import Settings, load_settings
 from referee.replay import replay, write_mbox
 from referee.service import Referee
 from referee.store.store import Store
+from referee.verify import verify
 from tests.conftest import write_config
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail
 from tests.test_roster import last, to_of
@@ -164,24 +165,30 @@ def test_a_waiting_accusation_of_a_king_no_longer_reigning_is_not_opened(
     assert not [m for m in sent(referee, "appeal_dropped") if to_of(m) != CARLA]
 
 
-def test_a_replay_of_the_mail_reproduces_the_waiting_and_the_opening(tmp_path: Path) -> None:
+def test_replay_and_verify_reproduce_the_waiting_and_the_opening(tmp_path: Path) -> None:
     settings = limited(tmp_path, "en", per_day=1)
-    live = Referee.create(Store(f"sqlite:///{tmp_path / 'live.db'}"), settings, T0)
+    live = game(settings)
     mails = [
         (mail(BOB, appeals(0, 3)), T0 + HOUR),
         (mail(CARLA, appeals(10, 2)), T0 + 2 * HOUR),
         (mail(BOB, "STATUS"), T0 + 3 * HOUR),
         (mail(CARLA, "STATUS"), MIDNIGHT + 8 * HOUR),  # the day has turned by then
     ]
-    for raw, at in mails:
-        live.receive(raw, at)
+    try:
+        for raw, at in mails:
+            live.receive(raw, at)
+        live_mail = [(row.raw, row.created_at) for row in live.store.outbox(live.game_id)]
+    finally:
+        live.store.close()
     assert len(live.state.appeals) == 4 and len(live.state.waiting_appeals) == 1
-    live_mail = [(row.raw, row.created_at) for row in live.store.outbox(live.game_id)]
     write_mbox(tmp_path / "inbound.mbox", mails, "player@example.org")
+    write_mbox(tmp_path / "live.mbox", live_mail, settings.game.address)
     replayed = replay(
         settings, tmp_path / "inbound.mbox", until=mails[-1][1], out=tmp_path / "out.mbox"
     )
     assert replayed.state == live.state
-    write_mbox(tmp_path / "live.mbox", live_mail, settings.game.address)
     assert (tmp_path / "out.mbox").read_bytes() == (tmp_path / "live.mbox").read_bytes()
-    live.store.close()
+    # verify: the database's chain, events and outbox, and the mail sent, are what the rules give
+    verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "live.mbox")
+    assert verdict.ok, verdict.divergence
+    assert verdict.database_links == verdict.links and verdict.sent_checked == len(live_mail)
