@@ -170,6 +170,7 @@ class LimitsConfig:
     commands_per_mail: int = 50
     appeals_per_mail: int = 3  # APPEAL and ACCUSE opened by one mail
     appeals_per_day: int = 5  # and by one player in one day (UTC); more wait for the next day
+    appeals_waiting: int = 10  # how many of one player's may wait (0: none; more are refused)
     answer_chars: int = 300_000  # answers to questions in one reply; past it, ask again
     mails_per_mail: int = 300  # mails one inbound mail may cause to be queued
     mails_per_day: int = 100  # per sender; beyond it one note, then silence until tomorrow
@@ -767,6 +768,9 @@ def _auth(data: dict[str, Any], from_server: bool) -> AuthConfig:
     return AuthConfig(required, cleaned, verify)
 
 
+_MAY_BE_ZERO = frozenset({"appeals_waiting"})  # 0: an appeal past the day's is refused
+
+
 def _limits(data: dict[str, Any]) -> LimitsConfig:
     defaults = LimitsConfig()
     names = list(defaults.__dataclass_fields__)
@@ -774,8 +778,9 @@ def _limits(data: dict[str, Any]) -> LimitsConfig:
     values: dict[str, int] = {}
     for name in names:
         value = _int(t, name, "limits", getattr(defaults, name))
-        if value < 1:
-            raise ConfigError(f"[limits] {name} must be at least 1")
+        least = 0 if name in _MAY_BE_ZERO else 1
+        if value < least:
+            raise ConfigError(f"[limits] {name} must be at least {least}")
         values[name] = value
     return LimitsConfig(**values)
 

@@ -30,11 +30,12 @@ from referee.core import (
     roster,
     rulings,
 )
-from referee.core.appeals import crown_due, opened_since
+from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
     EVERYONE,
+    Accuse,
     ArchiveRequest,
     AskToJoin,
     Command,
@@ -54,7 +55,7 @@ from referee.core.events import (
     Tick,
 )
 from referee.core.model import Decided, GameState, Player
-from referee.core.step import DAY
+from referee.core.step import DAY, day_start
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup
@@ -467,14 +468,6 @@ class Referee:
                     items.append(_item(line.line, Outcome(outcomes.QueryRepeated())))
                     continue
                 questions.add(question)
-            if line.spec.name in _OPENS_APPEAL:
-                midnight = _tomorrow(at) - DAY
-                if opened_since(state, mail.sender, midnight) >= limits.appeals_per_day:
-                    full = outcomes.AppealsDailyLimit(
-                        limit=limits.appeals_per_day, next=midnight + DAY
-                    )
-                    items.append(_item(line.line, Outcome(full)))
-                    continue
             if isinstance(line.command, Debate):
                 capped = self._debate_cap(line.command, state, at)
                 if capped is not None:
@@ -494,6 +487,10 @@ class Referee:
             command: Command = line.command
             if isinstance(command, OpenAppeal):  # in reply to an answer: about its decision
                 command = self._about(work, mail, command)
+            if isinstance(command, OpenAppeal | Accuse):  # 212: beyond the day's, they wait
+                command = replace(
+                    command, per_day=limits.appeals_per_day, may_wait=limits.appeals_waiting
+                )
             decision = engine.decide(state, command, at)
             outcome, notices = _split(decision)
             if isinstance(line.command, Query) and outcome.ok:
@@ -1356,7 +1353,7 @@ def utc(at: datetime) -> datetime:
 
 def _tomorrow(at: datetime) -> datetime:
     """Midnight UTC after `at`: when the daily limits start again."""
-    return datetime.combine(at.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC) + DAY
+    return day_start(at) + DAY
 
 
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:

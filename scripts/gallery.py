@@ -3,7 +3,8 @@
 Replays the README's example games (examples/game-<language>.toml and .mbox) through the real
 service, then plays a second, scripted game in the same language for the mail the example
 never causes (a stranger's note, refusals, reminders, a Champion, a deposed King, a player who
-quits), and a five-player game that ends in a tie for the win. From all the mail the referee
+quits, an accusation that waited past the daily limit for a King no longer reigning), and a
+five-player game that ends in a tie for the win. From all the mail the referee
 sent it picks the first of every kind and writes, per language, `<kind>.html` and `<kind>.txt`
 (the two parts of the mail as sent), `<kind>.eml` and an `index.html`; with `--screenshots`, a
 full-page PNG of every HTML part at phone width (412 px) and at desktop width (1280 px), taken
@@ -23,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from email import message_from_bytes, policy
@@ -313,6 +315,7 @@ def play(language: str) -> list[Sent]:
         + play_tie(language)
         + play_roster(language)
         + play_ruling(language)
+        + play_waiting(language)
         + play_bounce(language)
     )
 
@@ -367,9 +370,13 @@ class _Script:
     """A scripted example game in one language: mails sent one hour apart, each a new mail or
     a bare reply to one of the referee's (its In-Reply-To and References naming it)."""
 
-    def __init__(self, language: str, subject: str, first_id: int) -> None:
+    def __init__(
+        self, language: str, subject: str, first_id: int, limits: Mapping[str, int] | None = None
+    ) -> None:
         self.language, self.subject, self.number = language, subject, first_id
         self.settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+        if limits:  # the example's [limits], some of them tightened
+            self.settings = replace(self.settings, limits=replace(self.settings.limits, **limits))
         start = self.settings.game.start
         assert start is not None
         self.at = start
@@ -450,6 +457,47 @@ def play_ruling(language: str) -> list[Sent]:
         send(king, words["yes"], last("ruling_prompt", king))
         for who in (king, proposer):
             send(who, words["agree"])
+        return list(script.game.sent)
+    finally:
+        script.game.close()
+
+
+WAITING_WORDS = {
+    "en": {
+        "accuse": "ACCUSE\nThe King counted my vote on 301 as YES.\nEND\n\n"
+        "ACCUSE\nAnd my vote on 302 as well.\nEND",
+        "champion": "CHAMPION A1 {judge}",
+        "ruling": "RULING A1\nUPHELD: the record shows a NO.\nEND",
+        "agree": "AGREE A1",
+        "crown": "CROWN {judge}",
+    },
+    "it": {
+        "accuse": "ACCUSO\nIl Re ha contato il mio voto sulla 301 come SÌ.\nFINE\n\n"
+        "ACCUSO\nE anche il mio voto sulla 302.\nFINE",
+        "champion": "CAMPIONE A1 {judge}",
+        "ruling": "SENTENZA A1\nACCOLTA: il registro mostra un NO.\nFINE",
+        "agree": "ACCORDO A1",
+        "crown": "INCORONO {judge}",
+    },
+}
+
+
+def play_waiting(language: str) -> list[Sent]:
+    """Accusations past the daily limit (212, 213): with one a day, the second waits for the
+    next day; the King it accuses is deposed meanwhile, so on its day it is not opened and its
+    sender is told why."""
+    script = _Script(language, "move", 4000, limits={"appeals_per_day": 1})
+    send, words = script.send, WAITING_WORDS[language]
+    try:
+        king = script.settings.king.email
+        accuser, judge = [p for p in script.settings.players if not p.king][-2:][::-1]
+        send(accuser.email, words["accuse"])
+        send(king, words["champion"].format(judge=judge.name))
+        send(judge.email, words["ruling"])
+        for who in (judge.email, accuser.email):
+            send(who, words["agree"])
+        send(king, words["crown"].format(judge=judge.name))
+        script.game.advance(script.at + timedelta(days=1))  # the day turns: not opened
         return list(script.game.sent)
     finally:
         script.game.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from referee.core.engine import next_deadline
 from referee.core.events import (
     EVERYONE,
     Accuse,
@@ -12,6 +15,7 @@ from referee.core.events import (
     NameChampion,
     OpenAppeal,
     Propose,
+    Quit,
     Vote,
 )
 from referee.core.model import Appeal, AppealStatus, GameState, Phase, ProposalKind
@@ -120,3 +124,88 @@ def test_a_ruling_that_play_cannot_continue_ends_the_game_under_215() -> None:
     game.do(Agree(CARLA, "A1", True))
     assert game.state.over and game.state.winner == BOB
     assert game.notices("winner")[-1].data["rule"] == "impossible"
+
+
+# ----- the daily limit: appeals beyond it wait for the next day (212) ----------------------
+
+
+def limited(sender: str, question: str, per_day: int = 2, may_wait: int = 3) -> OpenAppeal:
+    return OpenAppeal(sender, question, per_day=per_day, may_wait=may_wait)
+
+
+def test_appeals_beyond_the_days_limit_open_on_later_days_in_the_order_they_came() -> None:
+    game = Game()
+    said = [game.do(limited(BOB, f"Question {n}?")).code for n in range(5)]
+    assert said == ["appeal_opened"] * 2 + ["appeal_waiting"] * 3
+    third = game.do(limited(CARLA, "Carla's own?"))  # another player is not held
+    assert third.code == "appeal_opened"
+    assert [w.question for w in game.state.waiting_of(BOB)] == [f"Question {n}?" for n in (2, 3, 4)]
+    # two a day: the third and fourth open at the next midnight UTC, the fifth a day later
+    midnight = datetime(2026, 12, 2, tzinfo=UTC)
+    opens = [w.opens_at for w in game.state.waiting_of(BOB)]
+    assert opens == [midnight, midnight, midnight + DAY]
+    assert next_deadline(game.state) == midnight
+    assert game.do(limited(BOB, "One too many?")).code == "appeals_daily_limit"
+    game.clock(midnight)
+    opened = [a for a in game.state.appeals if a.appellant == BOB]
+    assert [a.question for a in opened][2:] == ["Question 2?", "Question 3?"]
+    assert all(a.opened_at == midnight and a.asked_at is not None for a in opened[2:])
+    assert [a.id for a in opened[2:]] == ["A4", "A5"]  # numbered as they open
+    # the new day's two are taken by the ones that waited: a new appeal waits behind them
+    assert game.do(limited(BOB, "And today?")).code == "appeal_waiting"
+    assert [w.opens_at for w in game.state.waiting_of(BOB)] == [midnight + DAY] * 2
+    game.clock(midnight + DAY)
+    assert not game.state.waiting_appeals and len(game.state.appeals) == 7
+    assert game.notices("appeal_opened")[-1].data["appeal"]["asked"] is not None
+
+
+def test_with_no_room_to_wait_an_appeal_past_the_limit_is_refused() -> None:
+    game = Game()
+    game.do(limited(BOB, "First?", per_day=1, may_wait=0))
+    refused = game.do(limited(BOB, "Second?", per_day=1, may_wait=0))
+    assert refused.code == "appeals_daily_limit" and refused.data["waiting"] == 0
+    assert refused.data["next"] == datetime(2026, 12, 2, tzinfo=UTC)
+    assert not game.state.waiting_appeals and len(game.state.appeals) == 1
+    assert game.do(OpenAppeal(BOB, "No limit given: none kept.")).ok  # per_day 0
+
+
+def test_a_waiting_accusation_of_a_king_deposed_meanwhile_is_not_opened() -> None:
+    game = Game()
+    game.do(Accuse(BOB, "First.", per_day=1, may_wait=3))
+    assert game.do(Accuse(BOB, "Ada falsified 302 too.", per_day=1, may_wait=3)).code == (
+        "appeal_waiting"
+    )
+    assert game.state.waiting_of(BOB)[0].accused == ADA
+    game.do(NameChampion(ADA, "A1", "Carla"))
+    game.do(GiveRuling(CARLA, "A1", "UPHELD", verdict="upheld"))
+    game.do(Agree(BOB, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    game.do(Crown(ADA, "Carla"))
+    game.clock(game.now + DAY)
+    assert len(game.state.appeals) == 1 and not game.state.waiting_appeals
+    dropped = game.notices("appeal_dropped")
+    assert len(dropped) == 1 and dropped[0].to == (BOB,)
+    assert dropped[0].data["reason"] == {
+        "code": "accused_not_king",
+        "data": {"accused": "Ada Lovelace"},
+    }
+
+
+def test_waiting_appeals_are_dropped_when_the_game_ends_and_taken_away_by_who_leaves() -> None:
+    game = Game()
+    game.do(limited(CARLA, "Rule 301 makes every proposal illegal.", per_day=1))
+    game.do(limited(CARLA, "And rule 302?", per_day=1))
+    game.do(limited(BOB, "Mine.", per_day=1))
+    game.do(limited(BOB, "Mine again.", per_day=1))
+    left = game.do(Quit(BOB))
+    assert left.code == "quit_recorded" and left.data["waiting"] == 1
+    assert [w.appellant for w in game.state.waiting_appeals] == [CARLA]
+    game.do(GiveRuling(ADA, "A1", "IMPOSSIBLE Carla", impossible="Carla"))
+    game.do(Agree(ADA, "A1", True))
+    game.do(Agree(CARLA, "A1", True))
+    assert game.state.over
+    game.clock(game.now + DAY)  # its day comes: the game is over, so it is not opened
+    assert not game.state.waiting_appeals and next_deadline(game.state) is None
+    dropped = game.notices("appeal_dropped")
+    assert [d.to for d in dropped] == [(CARLA,)]
+    assert dropped[0].data["reason"]["code"] == "game_over"

@@ -16,7 +16,7 @@ def appeals(count: int, first: int = 0) -> str:
     return "\n\n".join(f"APPEAL\nQuestion {n}: may I?\nEND" for n in range(first, first + count))
 
 
-def test_appeals_beyond_the_days_limit_are_refused_until_midnight(tmp_path: Path) -> None:
+def test_appeals_beyond_the_days_limit_wait_for_midnight(tmp_path: Path) -> None:
     box = Mbox(tmp_path / "game.mbox")
     for mail in range(3):  # 3 mails of 3 appeals: the example allows 5 a day
         box.add(BOB, appeals(3, 3 * mail), later=timedelta(minutes=5))
@@ -25,15 +25,20 @@ def test_appeals_beyond_the_days_limit_are_refused_until_midnight(tmp_path: Path
     opened = [a for a in done.state["appeals"] if a["appellant"] == BOB]
     assert len(opened) == 5
     assert [a["appellant"] for a in done.state["appeals"]].count(CARLA) == 1
+    waiting = done.state["pending"]["appeals"]
+    assert [w["appellant"] for w in waiting] == [BOB] * 4
+    assert {w["opens"] for w in waiting} == {"2026-12-02T00:00:00+00:00"}
     said = " ".join(done.replies_to(BOB)[-1].split())
-    assert said.count("Not opened: you have opened 5 appeals or accusations today") == 3
-    assert "Send it again from" in said and "when it will be taken" in said
+    assert said.count("Waiting. Taken, not opened yet: you have opened 5 appeals") == 3
+    assert "number 2 in your line" in said and "number 4 in your line" in said
     second = " ".join(done.replies_to(BOB)[-2].split())
-    assert second.count("Not opened") == 1  # the sixth, in the second mail
-    # the next day (UTC) he may open appeals again
+    assert second.count("Waiting.") == 1  # the sixth, in the second mail
+    # the next day (UTC) the four open first, then his new one, the fifth of the day
     box.add(BOB, appeals(1, 50), later=timedelta(days=1))
     done = replay(box)
-    assert len([a for a in done.state["appeals"] if a["appellant"] == BOB]) == 6
+    opened = [a for a in done.state["appeals"] if a["appellant"] == BOB]
+    assert len(opened) == 10 and not done.state["pending"]["appeals"]
+    assert "Your appeal is A11." in done.replies_to(BOB)[-1]
 
 
 def test_the_same_question_twice_in_one_mail_is_answered_once(tmp_path: Path) -> None:

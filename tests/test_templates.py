@@ -177,6 +177,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "proposal": 301,
         "text": "Too long.\n\n<img src=x>",
     },
+    "appeal_dropped": {
+        "accusation": True,
+        "question": "Ada counted <b>two</b> votes for herself.",
+        "asked": T0,
+        "reason": {"code": "accused_not_king", "data": {"accused": "Ada"}},
+    },
     "debate_digest": {
         "posts": [
             {"author": "Bob", "at": T0, "proposal": 301, "text": "No."},
@@ -216,7 +222,8 @@ DATA: dict[str, dict[str, Any]] = {
     "crowned": {"king": "Bob"},
     "award_recorded": {"points": 5, "player": "Bob"},
     "debate_extended": {"number": 301, "debate_ends": T0, "vote_deadline": T0 + timedelta(1)},
-    "quit_recorded": {},
+    "quit_recorded": {"waiting": 2},
+    "appeal_waiting": {"accusation": False, "limit": 5, "position": 2, "opens": T0 + DAY},
     "parameters_confirmed": {
         "rule": 305,
         "parameters": [{"name": "winning_score", "value": "100"}],
@@ -279,6 +286,8 @@ REASON_DATA: dict[str, Any] = {
     "proposal": 301,
     "next": T0,
     "size": "7.4 MB",
+    "waiting": 10,
+    "accused": "Ada",
 }
 
 
@@ -325,6 +334,7 @@ def test_player_html_never_reaches_the_reader_as_markup() -> None:
                 "judge": "ada",
                 "judge_name": "Ada",
                 "accused": None,
+                "asked": None,
             },
         },
     )
@@ -393,6 +403,15 @@ def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
         "round": 1,
         "adoption": "unanimity",
         "missing": ["Bob"],
+        "waiting_appeals": [
+            {
+                "position": 1,
+                "accusation": False,
+                "asked": T0,
+                "opens": T0 + DAY,
+                "question": "May Bob vote twice?",
+            }
+        ],
         "appeal_waits": [
             {"id": "A1", "judge": "Ada", "missing": []},
             {"id": "A2", "judge": None, "missing": ["Bob"], "agree": 1, "disagree": 0},

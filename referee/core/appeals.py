@@ -4,6 +4,11 @@ An appeal is to the King in office (212, 214); when he is a party, or for an acc
 a Champion he names judges. A ruling is settled by a majority's agreement; an upheld accusation
 deposes the King, who crowns a successor, or after `crown_days` the crown passes on. 215: a
 ruling that play cannot continue names the winner.
+
+212 lets any player appeal but no one hold the game with hundreds of appeals: one beyond its
+sender's daily limit waits (`WaitingAppeal`) and opens at the turn of a UTC day, in the order
+the waiting ones came, each counting against that day's limit (`open_waiting`, on the clock's
+Tick); one the rules no longer allow then is not opened, and its sender is told why.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from referee.core import mechanics, notices, outcomes, params, rulings, view
+from referee.core import mechanics, notices, outcomes, params, procedure, rulings, view
 from referee.core.adoption import prompt_parameters
 from referee.core.changes import (
     ScoreCause,
@@ -35,9 +40,10 @@ from referee.core.model import (
     Phase,
     RequestStatus,
     Verdict,
+    WaitingAppeal,
 )
 from referee.core.roster import prompt_join
-from referee.core.step import DAY, Refusal, Step
+from referee.core.step import DAY, Refusal, Step, day_start
 from referee.core.threads import Thread
 from referee.core.turns import (
     finish,
@@ -59,6 +65,9 @@ def open_appeal(step: Step, cmd: OpenAppeal) -> outcomes.Accepted:
     question = cmd.question.strip()
     if not question:
         raise Refusal(outcomes.EmptyText())
+    if must_wait(step, cmd.sender, cmd.per_day):
+        entry = _waiting(step, AppealKind.APPEAL, cmd.sender, question, cmd.per_day, cmd.about)
+        return wait(step, entry, cmd.may_wait)
     appeal = file_appeal(step, AppealKind.APPEAL, cmd.sender, question, about=cmd.about)
     judge = step.state.judge_of(appeal)
     return outcomes.AppealOpened(id=appeal.id, judge=step.name_of(judge))
@@ -69,8 +78,129 @@ def accuse(step: Step, cmd: Accuse) -> outcomes.Accepted:
     evidence = cmd.evidence.strip()
     if not evidence:
         raise Refusal(outcomes.EmptyText())
+    if must_wait(step, cmd.sender, cmd.per_day):
+        entry = _waiting(step, AppealKind.ACCUSATION, cmd.sender, evidence, cmd.per_day)
+        return wait(step, replace(entry, accused=king), cmd.may_wait)
     appeal = file_appeal(step, AppealKind.ACCUSATION, cmd.sender, evidence, accused=king)
     return outcomes.AccusationOpened(id=appeal.id)
+
+
+# ----- the daily limit: appeals that wait for the next day (212) ---------------------------
+
+
+def must_wait(step: Step, appellant: str, per_day: int) -> bool:
+    """Whether an appeal sent now waits: its sender opened `per_day` today, or some of his
+    wait already (they open first: the order they came in). `per_day` 0: no limit."""
+    if per_day <= 0:
+        return False
+    today = opened_since(step.state, appellant, day_start(step.now))
+    return bool(step.state.waiting_of(appellant)) or today >= per_day
+
+
+def _waiting(
+    step: Step,
+    kind: AppealKind,
+    appellant: str,
+    question: str,
+    per_day: int,
+    about: Decided | None = None,
+) -> WaitingAppeal:
+    """The appeal as it waits; `opens_at` is set by `wait`."""
+    return WaitingAppeal(kind, appellant, question, step.now, step.now, per_day, about)
+
+
+def wait(step: Step, entry: WaitingAppeal, may_wait: int) -> outcomes.Accepted:
+    """Put the appeal at the end of the line, on the first day after today that has room for
+    one more of its sender's (`per_day` a day); refused when `may_wait` of his wait already."""
+    mine = step.state.waiting_of(entry.appellant)
+    tomorrow = day_start(step.now) + DAY
+    if len(mine) >= may_wait:
+        first = mine[0].opens_at if mine else tomorrow
+        raise Refusal(outcomes.AppealsDailyLimit(limit=entry.per_day, waiting=may_wait, next=first))
+    opens = max(tomorrow, mine[-1].opens_at) if mine else tomorrow
+    while sum(1 for w in mine if w.opens_at == opens) >= entry.per_day:
+        opens += DAY
+    queued = replace(entry, opens_at=opens)
+    step.state = replace(step.state, waiting_appeals=(*step.state.waiting_appeals, queued))
+    return outcomes.AppealWaiting(
+        accusation=entry.kind is AppealKind.ACCUSATION,
+        limit=entry.per_day,
+        position=len(mine) + 1,
+        opens=opens,
+    )
+
+
+def open_waiting(step: Step) -> None:
+    """212, on the clock's Tick: the appeals whose day has come open, in the order they came,
+    each counting against today's limit of its sender (one past it waits for the next day).
+    One the rules no longer allow (the game is over, the sender left, no rule in force grants
+    appeals, an accusation's King no longer reigns) is not opened: its sender is told why."""
+    if not any(w.opens_at <= step.now for w in step.state.waiting_appeals):
+        return
+    today = day_start(step.now)
+    kept: list[WaitingAppeal] = []
+    held: set[str] = set()  # senders whose day is full: their later ones wait too (order)
+    for entry in step.state.waiting_appeals:
+        if entry.opens_at > step.now:
+            kept.append(entry)
+            continue
+        refused = barred(step.state, entry)
+        if refused is not None:
+            step.notify(
+                (entry.appellant,),
+                notices.AppealDropped(
+                    accusation=entry.kind is AppealKind.ACCUSATION,
+                    question=entry.question,
+                    asked=entry.asked_at,
+                    reason={"code": refused.code.value, "data": refused.fields()},
+                ),
+            )
+            continue
+        full = opened_since(step.state, entry.appellant, today) >= entry.per_day
+        if entry.appellant in held or full:
+            held.add(entry.appellant)
+            kept.append(replace(entry, opens_at=today + DAY))
+            continue
+        file_appeal(
+            step,
+            entry.kind,
+            entry.appellant,
+            entry.question,
+            accused=entry.accused,
+            about=entry.about,
+            asked_at=entry.asked_at,
+        )
+    step.state = replace(step.state, waiting_appeals=tuple(kept))
+
+
+def barred(state: GameState, entry: WaitingAppeal) -> outcomes.Refused | None:
+    """Why a waiting appeal may not open now: the gate of APPEAL or ACCUSE, as if sent now;
+    and an accusation is of the King it named, who must still reign (213)."""
+    accusing = entry.kind is AppealKind.ACCUSATION
+    command = (
+        Accuse(entry.appellant, entry.question)
+        if accusing
+        else OpenAppeal(entry.appellant, entry.question, entry.about)
+    )
+    refused = procedure.bar(state, command)
+    gone = accusing and state.king != entry.accused
+    if gone and (refused is None or refused.code in _KING_GONE):
+        accused = state.player(entry.accused or "")
+        return outcomes.AccusedNotKing(accused=accused.name if accused else "")
+    return refused
+
+
+# No King, or the accuser now King: said as "the King you accused no longer reigns".
+_KING_GONE = (outcomes.Reason.NO_KING, outcomes.Reason.KING_CANNOT_ACCUSE)
+
+
+def withdraw_waiting(step: Step, email: str) -> int:
+    """114: who leaves takes his waiting appeals with him; how many there were."""
+    mine = step.state.waiting_of(email)
+    if mine:
+        rest = tuple(w for w in step.state.waiting_appeals if w.appellant != email)
+        step.state = replace(step.state, waiting_appeals=rest)
+    return len(mine)
 
 
 def file_appeal(
@@ -80,9 +210,11 @@ def file_appeal(
     question: str,
     accused: str | None = None,
     about: Decided | None = None,
+    asked_at: datetime | None = None,
 ) -> Appeal:
     """Number it (A1, A2, ...), tell everyone, and ask the King for a Champion if needed;
-    an appeal about a decision of the referee's puts its facts and a draft to the judge."""
+    an appeal about a decision of the referee's puts its facts and a draft to the judge.
+    `asked_at`: when it was sent, if it waited for a day of its sender's limit."""
     appeal = Appeal(
         id=f"A{len(step.state.appeals) + 1}",
         kind=kind,
@@ -90,6 +222,7 @@ def file_appeal(
         question=question,
         opened_at=step.now,
         accused=accused,
+        asked_at=asked_at,
     )
     if about is not None:
         appeal = rulings.file_about(appeal, about)
@@ -124,8 +257,8 @@ def open_appeal_for(step: Step, appeal_id: str) -> Appeal:
 
 
 def opened_since(state: GameState, appellant: str, since: datetime) -> int:
-    """How many appeals and accusations this player opened from `since` on (the daily cap the
-    mail layer keeps, so that no one holds the game with hundreds of appeals: 212)."""
+    """How many appeals and accusations this player opened from `since` on (the daily limit,
+    so that no one holds the game with hundreds of appeals: 212)."""
     return sum(1 for a in state.appeals if a.appellant == appellant and a.opened_at >= since)
 
 

@@ -1,10 +1,11 @@
-"""The clock: deadlines and reminders fired by Tick events (112, 202, 203, 213).
+"""The clock: deadlines and reminders fired by Tick events (112, 202, 203, 212, 213).
 
 The debate's end opens the vote (202 (3)); the vote's deadline closes it (203); reminders go to
 the turn player, the King and the voters; the day's debate goes to who asked for a digest
-(112); a deposed King is reminded to crown a successor
-(213). `next_deadline` says when the caller must send the next Tick; `closed_at` what a Tick
-fired at a given time closed (a mail read after it is told, 203, 213).
+(112); a deposed King is reminded to crown a successor (213); at the turn of a UTC day the
+appeals that waited for it open (212). `next_deadline` says when the caller must send the next
+Tick; `closed_at` what a Tick fired at a given time closed (a mail read after it is told, 203,
+213).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from referee.core import notices
-from referee.core.appeals import crown_due, crown_successor_of
+from referee.core.appeals import crown_due, crown_successor_of, open_waiting
 from referee.core.debate import send_digest
 from referee.core.events import (
     EVERYONE,
@@ -33,6 +34,8 @@ from referee.core.voting import close_vote, everyone_voted, missing_voters
 def next_deadline(state: GameState) -> datetime | None:
     """When the next Tick is due, or None when nothing waits on the clock."""
     times: list[datetime] = [state.digest_at] if state.digest_at is not None else []  # 112
+    if state.waiting_appeals:  # 212: the next day an appeal waits for
+        times.append(min(w.opens_at for w in state.waiting_appeals))
     if state.over:
         return min(times) if times else None
     if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
@@ -84,6 +87,7 @@ def closed_at(state: GameState, at: datetime) -> Passed | None:
 def tick(step: Step) -> None:
     send_digest(step)
     crown_deadline(step)
+    open_waiting(step)
     s = step.state
     if s.over or s.tie:
         return

@@ -66,11 +66,18 @@ class Vote:
 @dataclass(frozen=True)
 class OpenAppeal:
     """APPEAL: a question for the King (212); `about`: the decision of the referee's answer
-    the APPEAL was written in reply to (the mail layer's facts of it)."""
+    the APPEAL was written in reply to (the mail layer's facts of it).
+
+    `per_day` and `may_wait` are the operator's limits it was sent under (`[limits]
+    appeals_per_day`, `appeals_waiting`), written into the log with it: beyond `per_day` in a
+    UTC day, it waits for the next day, if fewer than `may_wait` of the sender's wait already.
+    `per_day` 0: no daily limit."""
 
     sender: str
     question: str
     about: Decided | None = None
+    per_day: int = 0
+    may_wait: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,10 +111,13 @@ class Agree:
 
 @dataclass(frozen=True)
 class Accuse:
-    """ACCUSE: a subject's accusation that the King falsified a result (213)."""
+    """ACCUSE: a subject's accusation that the King falsified a result (213); it counts
+    against the same daily limits as APPEAL (`OpenAppeal`)."""
 
     sender: str
     evidence: str
+    per_day: int = 0
+    may_wait: int = 0
 
 
 @dataclass(frozen=True)

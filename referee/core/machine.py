@@ -34,6 +34,7 @@ from referee.core.appeals import (
     open_appeal,
     prompt_champion,
     weigh,
+    withdraw_waiting,
 )
 from referee.core.changes import (
     Changes,
@@ -119,6 +120,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    left = outcomes.QuitRecorded(waiting=withdraw_waiting(step, cmd.sender))  # 114, 212
     for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
         if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):
             votes = tuple(v for v in open_proposal.votes if v[0] != cmd.sender)
@@ -142,7 +144,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     step.notify(EVERYONE, notices.PlayerQuit(player=me.name, withdrawn=withdrawn))
     if not step.state.active_players:
         finish(step, None, "leaving")
-        return outcomes.QuitRecorded()
+        return left
     if step.state.king == cmd.sender or step.state.deposed == cmd.sender:
         crown_successor_of(step, cmd.sender)
     for appeal in step.state.open_appeals:
@@ -154,18 +156,20 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
         weigh(step, appeal.id)
     settle_tie(step)
     if step.state.over or step.state.tie:
-        return outcomes.QuitRecorded()
+        return left
     if was_turn and step.state.turn_player == cmd.sender and step.state.phase is not Phase.APPEAL:
         end_turn(step, completed=False)
     elif step.state.phase is Phase.VOTING and everyone_voted(step):
         close_vote(step)
-    return outcomes.QuitRecorded()
+    return left
 
 
 def query(step: Step, cmd: Query) -> outcomes.Accepted:
     s = step.state
     if cmd.what is QueryKind.STATUS:
-        return outcomes.Status(**view.status_data(s))
+        return outcomes.Status(
+            **view.status_data(s), waiting_appeals=view.waiting_data(s, cmd.sender)
+        )
     if cmd.what is QueryKind.RULES:
         return outcomes.Rules(**view.ruleset_data(s))
     if cmd.what is QueryKind.SCORES:

@@ -251,6 +251,7 @@ class Appeal:
     about: Decided | None = None  # the referee's decision it is about (an APPEAL by reply)
     draft: Verdict | None = None  # the referee's draft: UPHELD corrects it, DISMISSED keeps it
     applied: str = ""  # once settled: how the correction was carried out (see `rulings`)
+    asked_at: datetime | None = None  # when it was sent, if it waited for the daily limit
 
     @property
     def parties(self) -> tuple[str, ...]:
@@ -258,6 +259,23 @@ class Appeal:
         212, no one judges himself."""
         about = self.about.sender if self.about is not None else None
         return tuple(p for p in (self.appellant, self.accused, about) if p)
+
+
+@dataclass(frozen=True)
+class WaitingAppeal:
+    """An appeal or accusation sent beyond its appellant's daily limit (212): taken, not yet
+    opened. It opens at `opens_at` (a midnight UTC), in the order it arrived, if the rules
+    still allow it then, counting against that day's `per_day` (the limit it was sent under);
+    `accused` is the King an accusation names (213)."""
+
+    kind: AppealKind
+    appellant: str
+    question: str
+    asked_at: datetime
+    opens_at: datetime
+    per_day: int
+    about: Decided | None = None
+    accused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -315,6 +333,8 @@ class GameState:
     house_mechanics: tuple[str, ...] = ()  # mechanics that run though no rule carries them
     proposals: tuple[Proposal, ...] = ()
     appeals: tuple[Appeal, ...] = ()
+    # 212: appeals and accusations beyond their appellant's daily limit, in the order they came
+    waiting_appeals: tuple[WaitingAppeal, ...] = ()
     next_proposal_number: int = 301  # 109
     adoption: Adoption = Adoption.UNANIMITY
     phase: Phase = Phase.PROPOSE
@@ -439,6 +459,10 @@ class GameState:
     @property
     def open_appeals(self) -> tuple[Appeal, ...]:
         return tuple(a for a in self.appeals if a.status is AppealStatus.OPEN)
+
+    def waiting_of(self, email: str) -> tuple[WaitingAppeal, ...]:
+        """This player's appeals waiting for a day of his limit (212), first to open first."""
+        return tuple(w for w in self.waiting_appeals if w.appellant == email)
 
     def judge_of(self, appeal: Appeal) -> str | None:
         """Who may rule on the appeal now (212, 213, 214).

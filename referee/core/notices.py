@@ -36,6 +36,7 @@ class NoticeKind(enum.StrEnum):
     AWARD_REMINDER = "award_reminder"
     MAJORITY_NOW = "majority_now"  # 204
     APPEAL_OPENED = "appeal_opened"  # 212
+    APPEAL_DROPPED = "appeal_dropped"  # 212: a waiting appeal the rules no longer allow
     CHAMPION_PROMPT = "champion_prompt"  # 212, 213
     CHAMPION_NAMED = "champion_named"
     RULING_PUBLISHED = "ruling_published"
@@ -239,6 +240,19 @@ class MajorityNow(NoticePayload):
 class AppealOpened(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.APPEAL_OPENED
     appeal: View
+
+
+@dataclass(frozen=True)
+class AppealDropped(NoticePayload):
+    """212: to the appellant, an appeal (or accusation) that waited for a day of his limit
+    and is not opened on that day, because the rules no longer allow it (`reason`: the
+    refusal's code and data, as a reply's line has them)."""
+
+    kind: ClassVar[NoticeKind] = NoticeKind.APPEAL_DROPPED
+    accusation: bool
+    question: str
+    asked: datetime
+    reason: View
 
 
 @dataclass(frozen=True)
@@ -456,6 +470,7 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     AwardReminder,
     MajorityNow,
     AppealOpened,
+    AppealDropped,
     ChampionPrompt,
     ChampionNamed,
     RulingPublished,

@@ -23,6 +23,7 @@ class Done(enum.StrEnum):
     VOTE_REPLACED = "vote_replaced"
     APPEAL_OPENED = "appeal_opened"
     ACCUSATION_OPENED = "accusation_opened"
+    APPEAL_WAITING = "appeal_waiting"  # 212: beyond the day's limit, it opens on a later day
     CHAMPION_NAMED = "champion_named"
     RULING_PUBLISHED = "ruling_published"
     AGREEMENT_RECORDED = "agreement_recorded"
@@ -132,6 +133,7 @@ class Reason(enum.StrEnum):
     NOT_IN_FORCE = "not_in_force"  # no rule in force grants the move any more
     PLAYER_LEFT = "player_left"  # 114: the player named has left the game
     NO_JUDGE_YET = "no_judge_yet"  # 212: the appeal waits for the King to name a Champion
+    ACCUSED_NOT_KING = "accused_not_king"  # 213: a waiting accusation's King no longer reigns
 
 
 View = dict[str, Any]  # a plain-data view (referee.core.view)
@@ -200,6 +202,18 @@ class AccusationOpened(Accepted):
 
 
 @dataclass(frozen=True)
+class AppealWaiting(Accepted):
+    """212: the sender opened `limit` appeals or accusations today; this one waits, number
+    `position` in his line, and opens at `opens` (a midnight UTC) if the rules allow it then."""
+
+    code: ClassVar[Done] = Done.APPEAL_WAITING
+    accusation: bool
+    limit: int
+    position: int
+    opens: datetime
+
+
+@dataclass(frozen=True)
 class ChampionNamed(Accepted):
     code: ClassVar[Done] = Done.CHAMPION_NAMED
     id: str
@@ -243,6 +257,7 @@ class DebateExtended(Accepted):
 @dataclass(frozen=True)
 class QuitRecorded(Accepted):
     code: ClassVar[Done] = Done.QUIT_RECORDED
+    waiting: int = 0  # the player's appeals that waited for a day of his limit: never opened
 
 
 @dataclass(frozen=True)
@@ -280,6 +295,7 @@ class Status(Accepted):
     winner: str | None
     missing: list[str]
     appeal_waits: list[dict[str, Any]] = field(default_factory=list)  # who each appeal waits for
+    waiting_appeals: list[dict[str, Any]] = field(default_factory=list)  # the asker's, to open
 
 
 @dataclass(frozen=True)
@@ -827,11 +843,13 @@ class DebateTooLong(Refused):
 
 @dataclass(frozen=True)
 class AppealsDailyLimit(Refused):
-    """212: a player opened `limit` appeals or accusations today; this one is not opened."""
+    """212: a player opened `limit` appeals or accusations today and `waiting` more already
+    wait for later days, the most that may (0: none may wait); this one is not taken."""
 
     code: ClassVar[Reason] = Reason.APPEALS_DAILY_LIMIT
     limit: int
-    next: datetime  # when this player may open one again
+    waiting: int
+    next: datetime  # when one of his waiting opens (or the day turns): send it again then
 
 
 @dataclass(frozen=True)
@@ -887,6 +905,14 @@ class PlayerLeft(Refused):
 
 
 @dataclass(frozen=True)
+class AccusedNotKing(Refused):
+    """213: an accusation that waited names a King who no longer reigns (deposed, or gone)."""
+
+    code: ClassVar[Reason] = Reason.ACCUSED_NOT_KING
+    accused: str
+
+
+@dataclass(frozen=True)
 class NoJudgeYet(Refused):
     code: ClassVar[Reason] = Reason.NO_JUDGE_YET
     id: str
@@ -898,6 +924,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     VoteRecorded,
     VoteReplaced,
     AppealOpened,
+    AppealWaiting,
     AccusationOpened,
     ChampionNamed,
     RulingPublished,
@@ -1003,6 +1030,7 @@ REFUSED: tuple[type[Refused], ...] = (
     NotInForce,
     PlayerLeft,
     NoJudgeYet,
+    AccusedNotKing,
 )
 PAYLOAD_OF: dict[str, type[Accepted] | type[Refused]] = {
     **{p.code.value: p for p in ACCEPTED},

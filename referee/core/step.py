@@ -2,13 +2,14 @@
 
 `Step` holds the state, the time of the event, the effects said so far and the changes to the
 rules and scores gathered for the one ruleset mail of rule 205. `Refusal` unwinds a handler that
-refuses; `Decision` is what `decide` returns. Also `find_player` (201: players by name).
+refuses; `Decision` is what `decide` returns. Also `find_player` (201: players by name) and
+`day_start` (the UTC day the daily limits count by, 212, 213).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from referee.core import mechanics, notices, outcomes, params, view
 from referee.core.changes import (
@@ -32,6 +33,12 @@ from referee.core.order import collation_key
 from referee.core.threads import Thread
 
 DAY = timedelta(days=1)
+
+
+def day_start(at: datetime) -> datetime:
+    """Midnight UTC at the start of the day of `at`: the day the daily limits count by."""
+    day = at.astimezone(UTC).date()
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
 AMENDING_KINDS = (

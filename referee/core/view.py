@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from referee.core import labels, mechanics, params
-from referee.core.model import Appeal, GameState, Phase, Proposal, Rule
+from referee.core.model import Appeal, AppealKind, GameState, Phase, Proposal, Rule
 from referee.core.order import turn_order
 
 
@@ -102,6 +102,7 @@ def appeal_data(state: GameState, a: Appeal) -> dict[str, Any]:
         "agree": len(a.agree),
         "disagree": len(a.disagree),
         "accused": _name(state, a.accused) if a.accused else None,
+        "asked": a.asked_at,  # when it was sent, if it waited for a day of the limit (212)
     }
 
 
@@ -176,6 +177,34 @@ def _appeal_wait(state: GameState, appeal: Appeal) -> dict[str, Any]:
         "agree": len(appeal.agree),
         "disagree": len(appeal.disagree),
     }
+
+
+QUESTION_SHOWN = 60  # characters of a waiting appeal's question that STATUS shows
+
+
+def waiting_data(state: GameState, email: str) -> list[dict[str, Any]]:
+    """A player's appeals waiting for a day of his limit (212), in the order they open: when
+    each was sent, when it opens, and the start of its question."""
+    return [
+        {
+            "position": position,
+            "accusation": w.kind is AppealKind.ACCUSATION,
+            "asked": w.asked_at,
+            "opens": w.opens_at,
+            "question": _opening(w.question),
+        }
+        for position, w in enumerate(state.waiting_of(email), start=1)
+    ]
+
+
+def _opening(text: str) -> str:
+    """The first line of a text, cut at a word to at most `QUESTION_SHOWN` characters."""
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if len(line) <= QUESTION_SHOWN:
+        return line
+    cut = line[:QUESTION_SHOWN]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > QUESTION_SHOWN // 2 else cut).rstrip() + "…"
 
 
 def status_data(state: GameState) -> dict[str, Any]:
@@ -283,6 +312,15 @@ def public_state(state: GameState, now: datetime) -> dict[str, Any]:
             "parameters": [
                 {"rule": q.rule, "proposal": q.proposal, "names": list(q.names)}
                 for q in state.parameter_questions
+            ],
+            "appeals": [  # 212: sent beyond the daily limit, in the order they came
+                {
+                    "kind": w.kind.value,
+                    "appellant": w.appellant,
+                    "asked": w.asked_at.isoformat(),
+                    "opens": w.opens_at.isoformat(),
+                }
+                for w in state.waiting_appeals
             ],
         },
     }
