@@ -8,7 +8,8 @@ messages is reported (`replay --strict` refuses them): a sender's clock is never
 silently (issue 15). Every deadline that falls due between messages fires in order, exactly
 as the live service would have done. A message the
 live service would set aside in quarantine (unreadable, nested too deep) is set aside here
-too, by the same checks in `Referee.receive`, and named on stderr.
+too, by the same checks in `Referee.receive`, and named on stderr; the answer its sender
+was sent (a mail that cannot be read) is made again, byte for byte.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from referee.core.model import Decided, GameState, Player
 from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
-from referee.mail.auth import Authentication, DnsLookup
+from referee.mail.auth import Authentication, DnsLookup, authenticate
 from referee.mail.commands import (
     REGISTRY,
     REPLY_PREFIX,
@@ -313,16 +313,19 @@ class Referee:
         """Process one raw message at time `at`; everything it causes is committed together.
 
         `size` is the message's real size when `raw` is only its head (a mail too large to
-        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
+        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine), once
+        its sender has been told, when its headers name one to tell (`_unreadable`).
         """
         at = max(utc(at), self.last_at)  # the log's times never go back (one clock per run)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
             raw = intake.head(raw)
-        else:
-            intake.check_structure(raw)
-        mail = parse_message(raw, headers_only=oversized)
+        try:
+            mail = intake.read(raw, headers_only=oversized)
+        except intake.Unreadable as problem:
+            self._unreadable(raw, at, problem)
+            raise
         if size != mail.size:
             mail = replace(mail, size=size)
         self.advance(at)
@@ -1002,6 +1005,83 @@ class Referee:
         )
         work.enqueue(envelope.message_id, mail.sender, kind, outgoing.build(rendered, envelope), at)
         return 1
+
+    def _unreadable(self, raw: bytes, at: datetime, problem: intake.Unreadable) -> None:
+        """Tell the sender of a mail that cannot be read (nested too deep, a body the parser
+        gives up on) that it was not read, and why, before it is set aside in quarantine.
+
+        Its headers alone say who sent it. A player the receiving server vouches for (or any
+        player while `[auth] required` is off) is answered in the mail's thread, at most once
+        a day: send it again as plain text. Anyone else, or a player whose mail could only be
+        shown to be his by a DKIM signature checked here (its verdict would be in no link of
+        the chain, so `verify` could not decide it the same way once the key has left the
+        DNS), gets at most the day's short note that strangers get, within the day's cap on
+        them. Machines (bounces, auto-replies, the game's own address) and mail with no single
+        sender are told nothing. No word of the mail is quoted, nothing in it is obeyed, and it
+        makes no link; the deadlines due before it fire first, as for any mail, so `replay`
+        decides the same from the same bytes."""
+        try:
+            mail = parse_message(raw, headers_only=True)
+        except Exception:  # not even its headers: no one to tell
+            return
+        game = self.settings.game
+        if not mail.sender or mail.bounce or mail.automatic or mail.sender in game.addresses:
+            return
+        self.advance(at)
+        player = self.state.player(mail.sender)
+        believed = player is not None and self._vouched(raw, mail.sender)
+        kind = "unreadable" if believed else "unreadable_note"
+        day = at.date().isoformat()
+        mid = outgoing.message_id(game.key, game.address, kind, mail.sender, day)
+        notes = self.settings.limits.stranger_notes_per_day
+        with self.store.unit(self.game_id) as work:
+            if believed:
+                if work.sent_mail([mid]):
+                    return  # told today already
+            elif not work.first_note_today(mail.sender, day, notes):
+                return
+            work.name_link(self.link, self.head)
+            self.queued += 1
+            log.info(
+                "mail %s from %s: unreadable (%s); %s",
+                _shown(mail.message_id),
+                redact(mail.sender),
+                problem.reason.value,
+                "answered" if believed else "the short note sent",
+            )
+            if not self.render:
+                return
+            rendered = self.renderer.render(
+                kind,
+                {
+                    "why": problem.reason.value,
+                    "limit": intake.MAX_PARTS,
+                    "name": player.name if believed and player is not None else "",
+                },
+            )
+            thread = mail.thread_id if believed else ""  # a stranger's Message-ID never goes back
+            envelope = outgoing.Envelope(
+                game=game.name,
+                address=game.address,
+                recipient=mail.sender,
+                recipient_name=player.name if believed and player is not None else "",
+                message_id=mid,
+                at=at,
+                auto="auto-replied",
+                in_reply_to=thread,
+                references=(thread,) if thread else (),
+            )
+            work.enqueue(mid, mail.sender, kind, outgoing.build(rendered, envelope), at)
+
+    def _vouched(self, raw: bytes, sender: str) -> bool:
+        """Whether a mail that cannot be read is believed to be its sender's: `[auth]
+        required` off, or the receiving server's Authentication-Results (read from the
+        headers); never a DKIM signature checked here (see `_unreadable`)."""
+        auth = replace(self.settings.auth, verify_dkim=False)
+        try:
+            return authenticate(raw, sender, auth, self.dns).ok
+        except Exception:  # the headers defeat the check: not shown to be his
+            return False
 
     def _emit(
         self,
