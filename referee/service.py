@@ -63,12 +63,14 @@ from referee.mail.hints import QUOTED, Hint, corrected, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
-from referee.mail.render import Renderer
+from referee.mail.render import Rendered, Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
 BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
+# The notices that carry the whole ruleset (205): never cut, attached when too long for a body.
+WHOLE_RULESET = frozenset({NoticeKind.RULESET, NoticeKind.GAME_STARTED, NoticeKind.WELCOME})
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
 log = logging.getLogger("referee")
 
@@ -1091,7 +1093,9 @@ class Referee:
         state: GameState,
         inbound: str | None,
     ) -> int:
-        """Render each notice once and queue one message per recipient (205)."""
+        """Render each notice once and queue one message per recipient (205). A notice that
+        carries the whole ruleset is never cut: past `[limits] ruleset_chars` its body keeps
+        what changed and the scores, and the whole mail goes with it as attached files."""
         sent = 0
         game, address = self.settings.game.name, self.settings.game.address
         key = self.settings.game.key  # the Message-IDs' (the display name may change)
@@ -1105,7 +1109,14 @@ class Referee:
             if not self.render:
                 sent += len(recipients)
                 continue
-            rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
+            kind = f"notices/{effect.kind.value}"
+            rendered = self.renderer.render(kind, effect.data)
+            files: tuple[outgoing.Attachment, ...] = ()
+            longest = self.settings.limits.ruleset_chars
+            if effect.kind in WHOLE_RULESET and len(rendered.text) > longest:
+                files = self._ruleset_files(rendered)
+                names = tuple(f.filename for f in files)
+                rendered = self.renderer.render(kind, {**effect.data, "ruleset_files": names})
             body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
             thread = effect.thread
             root = outgoing.thread_root(key, address, thread) if thread is not None else ""
@@ -1130,11 +1141,22 @@ class Referee:
                     envelope.message_id,
                     player.email,
                     effect.kind.value,
-                    outgoing.build(body, envelope),
+                    outgoing.build(body, envelope, files),
                     at,
                 )
                 sent += 1
         return sent
+
+    def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
+        """The mail that carries the whole ruleset, as it would have read in full (205): its
+        subject and text as a UTF-8 text file (what the archive's `ruleset.txt` holds), and its
+        HTML page, to open in a browser."""
+        name = self.renderer.word("ruleset", "files")
+        text = f"{whole.subject}\n\n{whole.text}"
+        return (
+            outgoing.Attachment(f"{name}.txt", 'text/plain; charset="utf-8"', text.encode()),
+            outgoing.Attachment(f"{name}.html", 'text/html; charset="utf-8"', whole.html.encode()),
+        )
 
     def _table_headers(self, notice: Notice) -> dict[str, str]:
         """Debate reads as the game's mailing list: the author's name on the game's address
