@@ -417,6 +417,7 @@ class Referee:
         archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
         questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
         answer_size = 0  # characters of answers to questions in this reply (bounds its size)
+        attached: tuple[outgoing.Attachment, ...] = ()  # the files the reply carries
         contradicted = torn(
             parsed,
             lambda p: (
@@ -487,6 +488,9 @@ class Referee:
                     items.append(_item(line.line, Outcome(filled)))
                     continue
                 answer_size += size
+                if isinstance(outcome.payload, outcomes.Rules) and self.render:
+                    outcome, files = self._rules_attached(outcome.payload)
+                    attached += files
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
                 too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
@@ -525,9 +529,9 @@ class Referee:
             upto = _tomorrow(at) if last else None
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
         self._keep_answer(work, mail, at, facts)
-        attached: tuple[outgoing.Attachment, ...] = ()
         if archive is not None and self.render:
-            made, attached = self._archive(work, state)
+            made, files = self._archive(work, state)
+            attached += files
             items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
         sent = self._reply(work, mail, at, state, items, confirm=bool(votes), attached=attached)
         sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
@@ -1146,6 +1150,18 @@ class Referee:
                 )
                 sent += 1
         return sent
+
+    def _rules_attached(
+        self, rules: outcomes.Rules
+    ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
+        """RULES's answer (205 on demand): in the reply's body, or, when the ruleset is longer
+        than `[limits] ruleset_chars`, attached whole as the ruleset mail attaches it, the
+        answer naming the files."""
+        document = self.renderer.render("ruleset_file", rules.fields())
+        if len(document.text) <= self.settings.limits.ruleset_chars:
+            return Outcome(rules), ()
+        files = self._ruleset_files(document)
+        return Outcome(replace(rules, files=tuple(f.filename for f in files))), files
 
     def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
         """The mail that carries the whole ruleset, as it would have read in full (205): its

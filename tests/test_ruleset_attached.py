@@ -25,6 +25,7 @@ from referee.config import Settings, load_settings
 from referee.replay import replay, write_mbox
 from referee.rulebook import builtin_folder
 from referee.store.store import Store
+from tests.helpers import CARLA, DAY, mail
 from tests.sink import game_config, play_by_maildir
 
 # A rule's words, beyond ASCII too: accents, signs, a letter outside the BMP.
@@ -159,3 +160,30 @@ def test_replay_makes_the_attached_ruleset_byte_for_byte(tmp_path: Path) -> None
     replay(settings, tmp_path / "inbound.mbox", until=mails[-1][1], out=tmp_path / "replayed.mbox")
     write_mbox(tmp_path / "live.mbox", live, settings.game.address)
     assert (tmp_path / "replayed.mbox").read_bytes() == (tmp_path / "live.mbox").read_bytes()
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_rules_asked_for_a_long_ruleset_come_attached(tmp_path: Path, language: str) -> None:
+    """RULES (205 on demand) answers as the ruleset mail does: past the limit, attached."""
+    ruleset = long_ruleset(tmp_path / "rules", language)
+    settings = config(tmp_path, language, ruleset)
+    asked = mail(CARLA, "RULES" if language == "en" else "REGOLE", subject="rules")
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, [(asked, START + DAY, CARLA)])
+        (reply,) = [r for r in store.outbox(game_id) if r.kind == "reply"]
+    finally:
+        store.close()
+    answer = parsed(reply.raw)
+    name = NAMES[language]
+    files = files_of(answer)
+    assert sorted(files) == [f"{name}.html", f"{name}.txt"]
+    text = files[f"{name}.txt"].decode("utf-8")
+    title = "The ruleset and the scores" if language == "en" else "Il regolamento e i punteggi"
+    assert text.startswith(f"[Test Nomic] {title}\n\n")
+    for number in (101, 209, 150, 189):
+        rule = (ruleset / f"{number}.md").read_text(encoding="utf-8").split("+++\n")[2]
+        assert " ".join(rule.split()) in " ".join(text.split())
+    body = plain(answer)
+    assert len(body) < 10_000 and f"{name}.txt" in body and "Long rule" not in body
+    assert ("Done." if language == "en" else "Fatto.") in body
