@@ -1165,8 +1165,8 @@ class Referee:
 
     def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
         """The mail that carries the whole ruleset, as it would have read in full (205): its
-        subject and text as a UTF-8 text file (what the archive's `ruleset.txt` holds), and its
-        HTML page, to open in a browser."""
+        subject and text as a UTF-8 text file (as the archive's `ruleset.txt` gives them under
+        its header), and its HTML page, to open in a browser."""
         name = self.renderer.word("ruleset", "files")
         text = f"{whole.subject}\n\n{whole.text}"
         return (
