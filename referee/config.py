@@ -181,6 +181,7 @@ class LimitsConfig:
     debate_chars: int = 8_000  # 112: the longest words relayed to the table in one message
     debates_per_day: int = 20  # 112: messages of debate relayed per author and day (UTC)
     archive_bytes: int = 5_000_000  # ARCHIVE (213): the largest record attached (compressed)
+    ruleset_chars: int = 100_000  # 205: a longer ruleset mail goes whole as an attachment
 
 
 @dataclass(frozen=True)

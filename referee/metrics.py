@@ -50,6 +50,11 @@ def mail_in(game: str, receipt: Receipt) -> None:
         COMMANDS.labels(game, "refused").inc(receipt.refused)
 
 
+def quarantined(game: str) -> None:
+    """A mail set aside in quarantine (unreadable, or its processing failed)."""
+    MAILS_IN.labels(game, "quarantined").inc()
+
+
 def mails_out(game: str, sent: int, deferred: int, undeliverable: int) -> None:
     for result, number in (
         ("sent", sent),

@@ -11,7 +11,8 @@ each message when it took effect; one the referee read only after a later event 
 delivery time after the date: the deadlines due by the time it took effect fire first, then
 it is given its delivery time, as the live service did, and its reply says the same. A
 message the live service would set aside in quarantine (unreadable, nested too deep) is set
-aside here too, by the same checks in `Referee.receive`, and named on stderr.
+aside here too, by the same checks in `Referee.receive`, and named on stderr; the answer its
+sender was sent (a mail that cannot be read) is made again, byte for byte.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ address picks the game, and each mail is answered only once it is committed or k
 quarantine; mail for a game this process does not work now gets a 4xx, so the MTA retries.
 
 Nothing is lost silently: a mail that cannot be read or processed is set aside in the
-quarantine folder and logged, and the intake goes on; a database that cannot be written stops
+quarantine folder and logged (the sender of one that cannot be read is told, by
+`Referee.receive`), and the intake goes on; a database that cannot be written stops
 the service with one clear line (`DatabaseDown`) instead of quarantining good mail.
 """
 
@@ -95,7 +96,8 @@ class GameBusy(StoreError):
 @dataclass
 class Summary:
     processed: int = 0
-    failed: int = 0
+    failed: int = 0  # set aside in quarantine
+    unreadable: int = 0  # of them, those that could not be read (the sender was told)
     deadlines: int = 0
     sent: int = 0
     deferred: int = 0
@@ -207,11 +209,16 @@ class Service:
             raise database_down(exc) from exc
 
     def record_failure(self, raw: bytes, error: Exception, at: datetime, where: str = "") -> None:
+        """Note a mail set aside in quarantine: the log (a warning for a mail that could not be
+        read, whose sender has been told; an error for a failure the operator must look
+        into), the `inbound` table and the metrics."""
         if raw:
             mid, sender, key = intake.identify(raw)
         else:  # nothing could be read: name it by where it was
             mid, sender, key = f"<{uuid.uuid5(uuid.NAMESPACE_URL, where).hex}@unreadable>", "", None
-        log.error(
+        metrics.quarantined(self.settings.game.key)
+        log.log(
+            logging.WARNING if isinstance(error, intake.Unreadable) else logging.ERROR,
             "mail %s from %s%s set aside in quarantine: %s: %s",
             mid,
             redact(sender),
@@ -234,6 +241,7 @@ class Service:
 
     def _failed(self, raw: bytes, exc: Exception, where: str, summary: Summary) -> None:
         summary.failed += 1
+        summary.unreadable += isinstance(exc, intake.Unreadable)
         self.record_failure(raw, exc, self.clock(), where)
 
     # ----- holding the game -----------------------------------------------------------------

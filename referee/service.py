@@ -58,7 +58,7 @@ from referee.core.model import Decided, GameState, Player
 from referee.core.step import DAY, day_start
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
-from referee.mail.auth import Authentication, DnsLookup
+from referee.mail.auth import Authentication, DnsLookup, authenticate
 from referee.mail.commands import (
     REGISTRY,
     REPLY_PREFIX,
@@ -74,12 +74,14 @@ from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, hints, plain_vot
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
-from referee.mail.render import Renderer
+from referee.mail.render import Rendered, Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
 BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
+# The notices that carry the whole ruleset (205): never cut, attached when too long for a body.
+WHOLE_RULESET = frozenset({NoticeKind.RULESET, NoticeKind.GAME_STARTED, NoticeKind.WELCOME})
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
 # A mail that takes effect later than this after its delivery (read after a later event was
 # logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
@@ -333,7 +335,8 @@ class Referee:
         never go back (one clock per run). Both times are kept, in its inbound row and its
         link, and its reply says when it took effect later than it was delivered.
         `size` is the message's real size when `raw` is only its head (a mail too large to
-        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine).
+        read whole). A mail that cannot be read safely raises `Unreadable` (quarantine), once
+        its sender has been told, when its headers name one to tell (`_unreadable`).
         """
         delivered = utc(at)
         at = max(delivered, self.last_at)
@@ -341,9 +344,11 @@ class Referee:
         oversized = size > self.settings.game.max_mail_bytes
         if oversized:
             raw = intake.head(raw)
-        else:
-            intake.check_structure(raw)
-        mail = parse_message(raw, headers_only=oversized)
+        try:
+            mail = intake.read(raw, headers_only=oversized)
+        except intake.Unreadable as problem:
+            self._unreadable(raw, at, problem)
+            raise
         if size != mail.size:
             mail = replace(mail, size=size)
         self.advance(at)
@@ -434,6 +439,7 @@ class Referee:
         archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
         questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
         answer_size = 0  # characters of answers to questions in this reply (bounds its size)
+        attached: tuple[outgoing.Attachment, ...] = ()  # the files the reply carries
         contradicted = torn(
             parsed,
             lambda p: (
@@ -500,6 +506,9 @@ class Referee:
                     items.append(_item(line.line, Outcome(filled)))
                     continue
                 answer_size += size
+                if isinstance(outcome.payload, outcomes.Rules) and self.render:
+                    outcome, files = self._rules_attached(outcome.payload)
+                    attached += files
             more = sum(len(_recipients(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
                 too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
@@ -539,9 +548,9 @@ class Referee:
             upto = _tomorrow(at) if last else None
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
         self._keep_answer(work, mail, at, facts)
-        attached: tuple[outgoing.Attachment, ...] = ()
         if archive is not None and self.render:
-            made, attached = self._archive(work, state)
+            made, files = self._archive(work, state)
+            attached += files
             items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
         sent = self._reply(
             work, mail, at, state, items, confirm=bool(votes), attached=attached, unread=unread
@@ -1040,6 +1049,83 @@ class Referee:
         work.enqueue(envelope.message_id, mail.sender, kind, outgoing.build(rendered, envelope), at)
         return 1
 
+    def _unreadable(self, raw: bytes, at: datetime, problem: intake.Unreadable) -> None:
+        """Tell the sender of a mail that cannot be read (nested too deep, a body the parser
+        gives up on) that it was not read, and why, before it is set aside in quarantine.
+
+        Its headers alone say who sent it. A player the receiving server vouches for (or any
+        player while `[auth] required` is off) is answered in the mail's thread, at most once
+        a day: send it again as plain text. Anyone else, or a player whose mail could only be
+        shown to be his by a DKIM signature checked here (its verdict would be in no link of
+        the chain, so `verify` could not decide it the same way once the key has left the
+        DNS), gets at most the day's short note that strangers get, within the day's cap on
+        them. Machines (bounces, auto-replies, the game's own address) and mail with no single
+        sender are told nothing. No word of the mail is quoted, nothing in it is obeyed, and it
+        makes no link; the deadlines due before it fire first, as for any mail, so `replay`
+        decides the same from the same bytes."""
+        try:
+            mail = parse_message(raw, headers_only=True)
+        except Exception:  # not even its headers: no one to tell
+            return
+        game = self.settings.game
+        if not mail.sender or mail.bounce or mail.automatic or mail.sender in game.addresses:
+            return
+        self.advance(at)
+        player = self.state.player(mail.sender)
+        believed = player is not None and self._vouched(raw, mail.sender)
+        kind = "unreadable" if believed else "unreadable_note"
+        day = at.date().isoformat()
+        mid = outgoing.message_id(game.key, game.address, kind, mail.sender, day)
+        notes = self.settings.limits.stranger_notes_per_day
+        with self.store.unit(self.game_id) as work:
+            if believed:
+                if work.sent_mail([mid]):
+                    return  # told today already
+            elif not work.first_note_today(mail.sender, day, notes):
+                return
+            work.name_link(self.link, self.head)
+            self.queued += 1
+            log.info(
+                "mail %s from %s: unreadable (%s); %s",
+                _shown(mail.message_id),
+                redact(mail.sender),
+                problem.reason.value,
+                "answered" if believed else "the short note sent",
+            )
+            if not self.render:
+                return
+            rendered = self.renderer.render(
+                kind,
+                {
+                    "why": problem.reason.value,
+                    "limit": intake.MAX_PARTS,
+                    "name": player.name if believed and player is not None else "",
+                },
+            )
+            thread = mail.thread_id if believed else ""  # a stranger's Message-ID never goes back
+            envelope = outgoing.Envelope(
+                game=game.name,
+                address=game.address,
+                recipient=mail.sender,
+                recipient_name=player.name if believed and player is not None else "",
+                message_id=mid,
+                at=at,
+                auto="auto-replied",
+                in_reply_to=thread,
+                references=(thread,) if thread else (),
+            )
+            work.enqueue(mid, mail.sender, kind, outgoing.build(rendered, envelope), at)
+
+    def _vouched(self, raw: bytes, sender: str) -> bool:
+        """Whether a mail that cannot be read is believed to be its sender's: `[auth]
+        required` off, or the receiving server's Authentication-Results (read from the
+        headers); never a DKIM signature checked here (see `_unreadable`)."""
+        auth = replace(self.settings.auth, verify_dkim=False)
+        try:
+            return authenticate(raw, sender, auth, self.dns).ok
+        except Exception:  # the headers defeat the check: not shown to be his
+            return False
+
     def _emit(
         self,
         work: UnitOfWork,
@@ -1048,7 +1134,9 @@ class Referee:
         state: GameState,
         inbound: str | None,
     ) -> int:
-        """Render each notice once and queue one message per recipient (205)."""
+        """Render each notice once and queue one message per recipient (205). A notice that
+        carries the whole ruleset is never cut: past `[limits] ruleset_chars` its body keeps
+        what changed and the scores, and the whole mail goes with it as attached files."""
         sent = 0
         game, address = self.settings.game.name, self.settings.game.address
         key = self.settings.game.key  # the Message-IDs' (the display name may change)
@@ -1062,7 +1150,14 @@ class Referee:
             if not self.render:
                 sent += len(recipients)
                 continue
-            rendered = self.renderer.render(f"notices/{effect.kind.value}", effect.data)
+            kind = f"notices/{effect.kind.value}"
+            rendered = self.renderer.render(kind, effect.data)
+            files: tuple[outgoing.Attachment, ...] = ()
+            longest = self.settings.limits.ruleset_chars
+            if effect.kind in WHOLE_RULESET and len(rendered.text) > longest:
+                files = self._ruleset_files(rendered)
+                names = tuple(f.filename for f in files)
+                rendered = self.renderer.render(kind, {**effect.data, "ruleset_files": names})
             body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
             thread = effect.thread
             root = outgoing.thread_root(key, address, thread) if thread is not None else ""
@@ -1087,11 +1182,34 @@ class Referee:
                     envelope.message_id,
                     player.email,
                     effect.kind.value,
-                    outgoing.build(body, envelope),
+                    outgoing.build(body, envelope, files),
                     at,
                 )
                 sent += 1
         return sent
+
+    def _rules_attached(
+        self, rules: outcomes.Rules
+    ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
+        """RULES's answer (205 on demand): in the reply's body, or, when the ruleset is longer
+        than `[limits] ruleset_chars`, attached whole as the ruleset mail attaches it, the
+        answer naming the files."""
+        document = self.renderer.render("ruleset_file", rules.fields())
+        if len(document.text) <= self.settings.limits.ruleset_chars:
+            return Outcome(rules), ()
+        files = self._ruleset_files(document)
+        return Outcome(replace(rules, files=tuple(f.filename for f in files))), files
+
+    def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
+        """The mail that carries the whole ruleset, as it would have read in full (205): its
+        subject and text as a UTF-8 text file (as the archive's `ruleset.txt` gives them under
+        its header), and its HTML page, to open in a browser."""
+        name = self.renderer.word("ruleset", "files")
+        text = f"{whole.subject}\n\n{whole.text}"
+        return (
+            outgoing.Attachment(f"{name}.txt", 'text/plain; charset="utf-8"', text.encode()),
+            outgoing.Attachment(f"{name}.html", 'text/html; charset="utf-8"', whole.html.encode()),
+        )
 
     def _table_headers(self, notice: Notice) -> dict[str, str]:
         """Debate reads as the game's mailing list: the author's name on the game's address

@@ -3,10 +3,12 @@
 Replays the README's example games (examples/game-<language>.toml and .mbox) through the real
 service, then plays a second, scripted game in the same language for the mail the example
 never causes (a stranger's note, refusals, reminders, a Champion, a deposed King, a player who
-quits, an accusation that waited past the daily limit for a King no longer reigning), and a
-five-player game that ends in a tie for the win. From all the mail the referee
-sent it picks the first of every kind and writes, per language, `<kind>.html` and `<kind>.txt`
-(the two parts of the mail as sent), `<kind>.eml` and an `index.html`; with `--screenshots`, a
+quits, an accusation that waited past the daily limit for a King no longer reigning), a
+five-player game that ends in a tie for the win, mail too deeply nested to read (the answer to
+its sender), and an opening mail whose ruleset is too long for its body (attached). From all
+the mail the referee sent it picks the first of every kind and writes, per language,
+`<kind>.html` and `<kind>.txt` (the two parts of the mail as sent, never the files it carries),
+`<kind>.eml` and an `index.html`; with `--screenshots`, a
 full-page PNG of every HTML part at phone width (412 px) and at desktop width (1280 px), taken
 by Debian's headless Chromium, and it fails if a page is wider than its screen.
 
@@ -19,6 +21,7 @@ by Debian's headless Chromium, and it fails if a page is wider than its screen.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
 import os
 import shutil
@@ -39,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from referee.config import PlayerConfig, Settings, load_settings  # noqa: E402
 from referee.core.events import NoticeKind  # noqa: E402
 from referee.core.threads import Thread  # noqa: E402
+from referee.mail.intake import Unreadable  # noqa: E402
 from referee.mail.outgoing import thread_root  # noqa: E402
 from referee.replay import read_mbox  # noqa: E402
 from referee.service import BOUNCE_NOTICE, Referee  # noqa: E402
@@ -82,6 +86,10 @@ REPLY_KINDS = (
 )
 # Kinds of mail sent for the operator's sake, not a game's event: the notice of a bounce.
 OPERATOR_KINDS = (BOUNCE_NOTICE,)
+# The answers to a mail that cannot be read (a player's, anyone else's), and the opening mail
+# with its ruleset attached, too long for the body (205).
+UNREAD_KINDS = ("unreadable", "unreadable_note")
+ATTACHED_KIND = "game_started-attached"
 
 
 @dataclass(frozen=True)
@@ -317,7 +325,55 @@ def play(language: str) -> list[Sent]:
         + play_ruling(language)
         + play_waiting(language)
         + play_bounce(language)
+        + play_unreadable(language)
+        + play_attached(language)
     )
+
+
+def _deep(sender: str, language: str, number: int, depth: int = 150) -> bytes:
+    """A mail nested `depth` multiparts deep: more than the referee reads (issue 15)."""
+    head = (
+        f"From: {sender}\nTo: referee@nomic.example\nSubject: deep\n"
+        f"Message-ID: <gallery-deep-{language}-{number}@example.org>\nMIME-Version: 1.0\n"
+    )
+    opening = "".join(
+        f'Content-Type: multipart/mixed; boundary="b{i}"\n\n--b{i}\n' for i in range(depth)
+    )
+    closing = "".join(f"\n--b{i}--\n" for i in reversed(range(depth)))
+    return (head + opening + "Content-Type: text/plain\n\nSTATUS\n" + closing).encode()
+
+
+def play_unreadable(language: str) -> list[Sent]:
+    """A player's mail and a stranger's, each nested too deep to read: both are set aside,
+    the player is answered, the stranger gets the short note."""
+    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    try:
+        for number, sender in enumerate((CARLA, STRANGER)):
+            with contextlib.suppress(Unreadable):  # set aside, as the live service does
+                game.receive(_deep(sender, language, number), start + timedelta(hours=number + 1))
+            game._collect("")
+        return [m for m in game.sent if m.kind in UNREAD_KINDS]
+    finally:
+        game.close()
+
+
+def play_attached(language: str) -> list[Sent]:
+    """The opening mail of a game whose ruleset is longer than `[limits] ruleset_chars`: its
+    rules go whole as attached files (205)."""
+    settings = load_settings(ROOT / "examples" / f"game-{language}.toml")
+    settings = replace(settings, limits=replace(settings.limits, ruleset_chars=5_000))
+    start = settings.game.start
+    assert start is not None
+    game = _Game(settings, start)
+    try:
+        game.advance(start)  # the opening mail, to everyone
+        opening = next(m for m in game.sent if m.kind == NoticeKind.GAME_STARTED.value)
+        return [Sent(ATTACHED_KIND, opening.raw)]
+    finally:
+        game.close()
 
 
 def play_bounce(language: str) -> list[Sent]:
@@ -582,6 +638,8 @@ def parts(raw: bytes) -> tuple[str, str, str]:
     subject = str(message["Subject"])
     text = html_part = ""
     for part in message.walk():
+        if part.get_content_disposition() == "attachment":
+            continue  # a file it carries (the ruleset, 205), not the mail's own text
         if part.get_content_type() == "text/plain":
             text = part.get_content()
         elif part.get_content_type() == "text/html":
@@ -590,7 +648,8 @@ def parts(raw: bytes) -> tuple[str, str, str]:
 
 
 def expected_kinds() -> list[str]:
-    return [k.value for k in NoticeKind] + list(REPLY_KINDS) + list(OPERATOR_KINDS)
+    notices = [k.value for k in NoticeKind]
+    return notices + list(REPLY_KINDS) + list(OPERATOR_KINDS) + [*UNREAD_KINDS, ATTACHED_KIND]
 
 
 def write(out: Path, language: str, chosen: dict[str, Sent]) -> list[str]:

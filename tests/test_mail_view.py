@@ -70,6 +70,7 @@ def test_the_games_send_every_kind_of_mail(language: str) -> None:
     assert {k.value for k in NoticeKind} <= kinds
     assert set(_gallery().REPLY_KINDS) <= kinds
     assert set(_gallery().OPERATOR_KINDS) == {"bounced"} <= kinds  # the notice of a bounce
+    assert {"unreadable", "unreadable_note", "game_started-attached"} <= kinds  # issue 15, 205
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -300,6 +300,10 @@ class Status(Accepted):
 
 @dataclass(frozen=True)
 class Rules(Accepted):
+    """RULES: the ruleset and the scores (205 on demand). The engine answers with the rules;
+    the service names the files it attached them as when they are too long for the reply's
+    body (`[limits] ruleset_chars`), as it fills in ARCHIVE's."""
+
     code: ClassVar[Done] = Done.RULES
     rules: list[View]
     scores: list[View]
@@ -307,6 +311,7 @@ class Rules(Accepted):
     parameters: dict[str, int]
     king: str
     house_values: list[View]  # parameters no rule carries, with their house value
+    files: tuple[str, ...] = ()  # the attached files' names; () when in the body
 
 
 @dataclass(frozen=True)

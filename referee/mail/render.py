@@ -141,6 +141,9 @@ class Renderer:
             legend=legend,
             cite=self.cite,
             cited=self.cited,
+            # The files a ruleset too long for a mail's body is attached as (205); a mail that
+            # attaches it gives their names (`Referee._emit`), every other mail none.
+            ruleset_files=(),
         )
         env.tests["block"] = opens_block
         return env

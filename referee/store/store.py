@@ -767,6 +767,11 @@ class UnitOfWork:
         )
         self._link = f"{seq} {head}".encode("ascii")
 
+    def name_link(self, seq: int, head: str) -> None:
+        """The link this unit's mail names when the unit makes none of its own (the note to a
+        mail set aside unread): the one the game stands at."""
+        self._link = f"{seq} {head}".encode("ascii")
+
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
         return self.session.connection().execute(statement, params)
 
