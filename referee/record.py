@@ -26,6 +26,7 @@ depend on whether it came from a Maildir with CRLF line ends or from a player's 
 from __future__ import annotations
 
 import gzip
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -49,14 +50,17 @@ EFFECTIVE = "effective="  # a `From ` line's exact time of effect, when not a wh
 DELIVERED = "delivered="  # a `From ` line's delivery time, when earlier than it took effect
 
 
+_FROM_LINE = re.compile(rb"(?m)^(>*From )")  # mboxrd: every such line escaped by one `>`
+
+
 def mbox_entry(raw: bytes, at: datetime, sender: str, tail: str = "") -> bytes:
     """One message of an mbox: its `From ` line (with `tail` after the date, see `times`), its
-    escaped bytes and the blank line after."""
+    escaped bytes and the blank line after. The escaping is mboxrd's: a line that starts with
+    `From ` after any number of `>` gets one more, so a reader takes exactly one off
+    (`replay.read_mbox`) and every message comes back byte for byte, a `>From ` line of its
+    own included."""
     stamp = _utc(at)
-    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if body.startswith(b"From "):
-        body = b">" + body
-    body = body.replace(b"\nFrom ", b"\n>From ")
+    body = _FROM_LINE.sub(rb">\1", raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
     if not body.endswith(b"\n"):
         body += b"\n"
     line = f"From {sender} {time.asctime(stamp.timetuple())}{tail}\n"

@@ -147,6 +147,11 @@ def _rfc_time(text: str) -> datetime | None:
         return None
 
 
+# A body line an mbox writer escaped: `>From `, `>>From ` ... (mboxrd takes one `>` off; a
+# mboxo writer escaped only `From `, which this gives back too).
+_ESCAPED_FROM = re.compile(rb"(?m)^>(>*From )")
+
+
 def read_mbox(path: Path) -> list[Archived]:
     """Each message's raw bytes and delivery time: its `From ` line's date. A message whose
     `From ` line has none takes its Date header (set by its sender), marked `dated_by_sender`
@@ -158,7 +163,8 @@ def read_mbox(path: Path) -> list[Archived]:
     try:
         for key in box.iterkeys():
             whole = box.get_bytes(key, from_=True)
-            from_line, _, raw = whole.partition(b"\n")
+            from_line, _, escaped = whole.partition(b"\n")
+            raw = _ESCAPED_FROM.sub(rb"\1", escaped)  # mboxrd, and mboxo's `>From ` alike
             at, arrived = from_line_times(from_line.decode("latin-1"))
             if at is None:
                 out.append(Archived(raw, _date_header(raw), delivered=False))
@@ -289,9 +295,9 @@ def replay(
 def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) -> None:
     """Write the messages as an mbox, each with a `From ` line dated at its time (UTC).
 
-    The bytes are written as they are (line ends made `\n`, a body line starting `From `
-    escaped as `>From `), exactly what Python's `mailbox.mbox` writes for them, without
-    parsing each message again to flatten it back.
+    The bytes are written as they are (line ends made `\n`, a line starting `From ` after any
+    `>` escaped by one more `>`, as mboxrd does, so `read_mbox` gives every message back byte
+    for byte), without parsing each message again to flatten it back.
     """
     if path.exists():
         path.unlink()
