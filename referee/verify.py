@@ -94,7 +94,17 @@ def verify(
 
     began = _started(settings) if database else None
     recorded = _recorded(settings) if database else {}
-    replay(settings, messages, render=True, inspect=keep, start=began, recorded=recorded)
+    mails = read_mail(sent) if sent is not None else []
+    until = _until(settings, messages, mails, database)
+    replay(
+        settings,
+        messages,
+        until=until,
+        render=True,
+        inspect=keep,
+        start=began,
+        recorded=recorded,
+    )
     if recorded:
         verdict.notes.append(
             f"senders judged as intake recorded ({len(recorded)} verdicts), not by the DNS of today"
@@ -104,7 +114,6 @@ def verify(
     if database:
         _check_database(settings, replayed, verdict)
     if sent is not None and verdict.ok:
-        mails = read_mail(sent)
         _check_sent(mails, replayed, verdict)
         if verdict.ok:
             _check_signatures(settings, mails, verdict)
@@ -184,6 +193,27 @@ def _started(settings: Settings) -> datetime | None:
         return store.initial(game_id).started_at
     finally:
         store.close()
+
+
+def _until(
+    settings: Settings, messages: list[Archived], sent: list[Archived], database: bool
+) -> datetime | None:
+    """How far the replay runs its clock: to the database's last link (a deadline fired after
+    the last mail, the adoption of a proposal, is part of the record), else to the last mail
+    the referee sent, and never short of the last message given (new-user review: a game
+    whose last event was a deadline failed `verify`)."""
+    ends = [m.at for m in messages if m.at is not None]
+    if database:
+        store = Store(settings.database_url)
+        try:
+            game_id = store.game_id(settings.game.key)
+            links = store.chain(game_id) if game_id is not None else []
+        finally:
+            store.close()
+        ends += [links[-1].at] if links else []
+    if not database or not ends:
+        ends += [m.at for m in sent if m.at is not None]
+    return max(ends, default=None)
 
 
 def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -> None:
