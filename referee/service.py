@@ -83,7 +83,7 @@ BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a b
 # The notices that carry the whole ruleset (205): never cut, attached when too long for a body.
 WHOLE_RULESET = frozenset({NoticeKind.RULESET, NoticeKind.GAME_STARTED, NoticeKind.WELCOME})
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
-# A mail that takes effect later than this after its delivery (read after a later event was
+# A mail that takes effect this much or more after its delivery (read after a later event was
 # logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
 LATE = timedelta(seconds=1)
 log = logging.getLogger("referee")
@@ -1423,12 +1423,12 @@ def _said(line: ParsedLine) -> str:
 
 
 def _late(work: UnitOfWork, at: datetime, state: GameState) -> dict[str, Any] | None:
-    """For the reply to a mail that took effect more than `LATE` after it was delivered (it
+    """For the reply to a mail that took effect `LATE` or more after it was delivered (it
     was read only after later events had been logged): both times, and those events, from
     the chain, so a replay says the same: each deadline that closed a debate or a vote
     (`clock.closed_at`), then how many others there were and when the last was."""
     delivered = work.delivered
-    if delivered is None or at - delivered <= LATE:
+    if delivered is None or at - delivered < LATE:
         return None
     reasons: list[dict[str, Any]] = []
     others: list[datetime] = []

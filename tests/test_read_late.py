@@ -181,7 +181,8 @@ def test_a_mail_given_an_earlier_time_than_the_last_event_is_told_when_it_took_e
 ) -> None:
     """`Referee.receive` given a delivery time before the last event (the service's clock
     fired the deadline first): the revision takes effect after the debate closed, and its
-    reply says so; a second late is the clocks' grain, and the reply says nothing of it."""
+    reply says so, even a second late: a vote delivered at 10:59:59 and read after the close
+    at 11:00 is what a player disputes (new-user review); under a second says nothing."""
     settings = load_settings(write_config(tmp_path, language))
     store = Store(settings.database_url)
     try:
@@ -192,12 +193,15 @@ def test_a_mail_given_an_earlier_time_than_the_last_event_is_told_when_it_took_e
         revise = mail(CARLA, "REVISE 301\nBe very kind.\nEND", message_id="<c@x>")
         referee.receive(revise, ends - 90 * timedelta(seconds=1))
         referee.receive(mail(ADA, "VOTE 301 YES", message_id="<a@x>"), ends - timedelta(seconds=1))
+        referee.receive(mail(BOB, "VOTE 301 NO", message_id="<b@x>"), ends - timedelta(seconds=0.5))
         carla = replies(store, referee.game_id, CARLA)[-1]
         ada = replies(store, referee.game_id, ADA)[-1]
+        bob = replies(store, referee.game_id, BOB)[-1]
         assert inbound(store, "<c@x>") == (ends, ends - 90 * timedelta(seconds=1))
         assert inbound(store, "<a@x>") == (ends, ends - timedelta(seconds=1))
         assert referee.state.proposals[0].text == "Be kind."  # the revision came too late
     finally:
         store.close()
     assert said in carla
-    assert "10:59:59" not in ada and "Read late" not in ada and "ritardo" not in ada
+    assert "10:59:59" in ada and ("Read late" in ada or "ritardo" in ada)
+    assert "Read late" not in bob and "ritardo" not in bob
