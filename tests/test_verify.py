@@ -195,3 +195,60 @@ def test_verify_judges_senders_as_intake_recorded_when_the_keys_are_gone(tmp_pat
     verdict = verify(settings, tmp_path / "inbound.mbox")
     assert not verdict.ok and verdict.divergence is not None
     assert "does not hash to its head" in verdict.divergence.what
+
+
+def test_body_lines_starting_from_pass_through_the_mbox_untouched(tmp_path: Path) -> None:
+    """A player's line "From now on ..." (and one already written ">From ...") goes into the
+    mbox escaped and comes back byte for byte (mboxrd), so verify passes on an untouched game
+    (attacker review: the mboxo escaping made replay read a different mail)."""
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    mails = [
+        (raw.rstrip(b"\n") + b"\nFrom now on we play faster.\n>From the other side.\n", at, who)
+        if index in (3, 6)
+        else (raw, at, who)
+        for index, (raw, at, who) in enumerate(mails[:10])
+    ]
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, mails)
+        sent = [(row.raw, row.created_at) for row in store.outbox(game_id)]
+    finally:
+        store.close()
+    write_mbox(tmp_path / "inbound.mbox", [(raw, at) for raw, at, _ in mails], "player@x.org")
+    write_mbox(tmp_path / "sent.mbox", sent, settings.game.address)
+    assert b"\n>From now on" in (tmp_path / "inbound.mbox").read_bytes()
+    assert b"\n>>From the other side" in (tmp_path / "inbound.mbox").read_bytes()
+    verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "sent.mbox")
+    assert verdict.ok, verdict.divergence
+    assert verdict.database_links == verdict.links > 10
+
+
+@pytest.mark.parametrize("database", [True, False])
+def test_a_game_whose_last_event_is_a_deadline_passes(tmp_path: Path, database: bool) -> None:
+    """The adoption at the vote's close, with no mail after it, is part of the record: verify
+    runs the clock to the database's last link, or without it to the last mail sent
+    (new-user review)."""
+    from datetime import timedelta
+
+    from referee.runner import Service
+
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    mails = mails[:10]
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, mails)
+        before = len(store.chain(game_id))
+        Service(settings, store).run_once(mails[-1][1] + timedelta(days=10))
+        assert len(store.chain(game_id)) > before  # deadlines fired after the last mail
+        sent = [(row.raw, row.created_at) for row in store.outbox(game_id)]
+    finally:
+        store.close()
+    write_mbox(tmp_path / "inbound.mbox", [(raw, at) for raw, at, _ in mails], "player@x.org")
+    write_mbox(tmp_path / "sent.mbox", sent, settings.game.address)
+    verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "sent.mbox", database)
+    assert verdict.ok, verdict.divergence
+    assert verdict.sent_missing == 0
