@@ -127,7 +127,11 @@ def test_words_in_reply_to_a_proposal_go_to_every_other_player(referee: Referee)
     assert "I think nicknames are silly... could we make it optional?" in text
     assert "Or drop the second line." in text
     assert "VOTE 301 YES\n" not in text.split("---")[0]  # the command stays with the referee
-    assert "wrote:" not in text and "> " not in text and "Bob\n" not in text  # no quote, no sig
+    words = text.replace("\r\n", "\n").split("\n\n", 1)[1].split("\n\n---")[0]
+    assert words.split("\n") == [  # under the frame, above the footer
+        "> I think nicknames are silly... could we make it optional?",
+        "> Or drop the second line.",
+    ]  # quoted as Bob's words: not his mail program's quote, not his signature
     assert not [p for p in relay.iter_attachments()]
     assert "<img" not in str(relay.get_body(("html",)))
 
@@ -281,7 +285,7 @@ def test_italian_debate_with_thunderbird_quoting(italian: Settings) -> None:
         assert str(relay["Subject"]) == "Re: [Test Nomic] Proposta 301"
         text = text_of(relay)
         assert "Secondo me i soprannomi sono sciocchi: facoltativi?" in text
-        assert "ha scritto" not in text and "VOTO 301 NO\n" not in text.split("---")[0]
+        assert "ha scritto:" not in text and "VOTO 301 NO\n" not in text.split("---")[0]
         answer = flat(outbox(referee, "reply", BOB)[-1])
         assert "Le tue parole sulla proposta 301 sono andate al tavolo: a 2 giocatori" in answer
         referee.receive(

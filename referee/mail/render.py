@@ -29,6 +29,7 @@ from referee.core.printable import printable, printable_data
 from referee.mail.commands import help_rows
 from referee.mail.markup import Markup as MailMarkup
 from referee.mail.markup import page, to_html, to_plain
+from referee.mail.relay import Relay
 from referee.mail.worddiff import Change, Piece, WordDiff, word_diff
 from referee.resources import data_folder
 
@@ -115,6 +116,9 @@ class Renderer:
         self._marked = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
         self._markup = MailMarkup(self.words.get("accent"))
         self._cites: Mapping[str, Mapping[str, str]] = {}
+        self.relayed = Relay(
+            game, address, self.words.get("relay", {}), self.words.get("accent", {})
+        )
 
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
@@ -132,6 +136,7 @@ class Renderer:
         env.filters["when"] = self.when
         env.filters["instant"] = self.instant
         env.filters["word"] = self.word
+        env.filters["relayed"] = lambda text: self.relayed(str(text))  # a player's, to the table
         env.globals.update(
             game=self.game,
             address=self.address,
