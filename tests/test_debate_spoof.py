@@ -207,3 +207,19 @@ def test_the_digest_frames_each_message_too(tmp_path: Path, language: str) -> No
     assert "subject=QUIT" not in text and LINK_OUT[language] in " ".join(text.split())
     inside, outside = shown(message)
     assert "302" in inside and "302" not in outside
+
+
+def test_the_website_links_no_mail_that_writes_itself() -> None:
+    """The same planted links in debate (or any player's text) on the game's website: a link
+    that fills in a mail loses its target; a plain address stays a link."""
+    from referee.archive.site import sanitised
+
+    page = str(
+        sanitised(
+            "[scores](mailto:referee@nomic.example?subject=QUIT) "
+            "<MAILTO:referee@nomic.example?In-Reply-To=%3Cx%40nomic.example%3E&body=yes> "
+            "[write me](mailto:carla@example.org)"
+        )
+    )
+    assert re.findall(r'href="([^"]*)"', page) == ["mailto:carla@example.org"]
+    assert page.count("<a ") == 3  # the words stay, as text

@@ -8,7 +8,8 @@ and a search over rule texts from a prebuilt index loaded as a script, so everyt
 `file://` as well as from any static host. The words follow the game's language (it/en).
 
 Every text a player wrote goes through Markdown and then nh3, which keeps formatting and drops
-anything active (`<script>`, `onerror=`, `javascript:` links). A page is rendered only when what
+anything active (`<script>`, `onerror=`, `javascript:` links, a `mailto:` link that fills in a
+mail). A page is rendered only when what
 it shows changed since the last build (a manifest keeps a key per page) and written only when
 its bytes differ, so an update after one more proposal touches a handful of files.
 """
@@ -264,11 +265,23 @@ _TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
+def _no_mail_written(tag: str, attribute: str, value: str) -> str | None:
+    """A link that writes a mail for the reader (`mailto:` with `?subject=`, `?body=`,
+    `?In-Reply-To=`) loses its target: clicked, it could send the game a command or answer a
+    prompt in the reader's name (issue 15). A plain `mailto:` address stays a link."""
+    if attribute == "href" and value.strip().lower().startswith("mailto:") and "?" in value:
+        return None
+    return value
+
+
 @functools.lru_cache(maxsize=4096)
 def sanitised(text: str) -> Markup:
     """A player's text as HTML: Markdown for its formatting, nh3 so nothing in it can run."""
     html = _MARKDOWN.render(text)
-    return Markup(nh3.clean(html, tags=_TAGS, link_rel="nofollow noopener"))  # cleaned by nh3
+    cleaned = nh3.clean(
+        html, tags=_TAGS, link_rel="nofollow noopener", attribute_filter=_no_mail_written
+    )
+    return Markup(cleaned)  # cleaned by nh3
 
 
 _WORD = re.compile(r"(\S+)(\s*)")
