@@ -10,18 +10,26 @@ tables per language and per client, read by one pass over the lines.
   forms led by the date ("tir. 18. apr. 2017 kl. 13:09 skrev ... <addr>:", "pe 20. lokakuuta
   2017 klo 17.50 ... <addr> kirjoitti:"), the forms with no verb (Gmail in Russian, Yandex,
   Mail.ru, a time before the date: "30.09.2017, 18.30, "Name" <addr>:"), the forms framed by
-  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, and each of them
-  wrapped over up to five lines (Polymail puts the address on lines of its own);
+  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, the name first
+  (Gmail and Outlook in Turkish: "Carla <addr>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:"),
+  led by words (Apple Mail in Polish: "Wiadomość napisana przez ... w dniu ..., o godz. 10:00:"),
+  and each of them wrapped over up to five lines (Polymail puts the address on lines of its own);
 - Outlook's and Windows Mail's unprefixed history: a block of header lines in one language
   ("From:/Sent:/To:/Subject:", "Da:/Inviato:", "De:/Enviada em:/Para:/Assunto:",
-  "От:/Отправлено:/Кому:", ...);
-- separators: "-----Original Message-----" and its siblings, Gmail's "---------- Forwarded
-  message ---------", Apple's "Begin forwarded message:", Outlook's line of underscores;
-- `>` lines, the signature separator `-- `, and mobile footers ("Sent from my iPhone", ...).
+  "От:/Отправлено:/Кому:", ...), two or more in a row;
+- separators: "-----Original Message-----" and its siblings in each language ("-----Mensagem
+  original-----", "-----Wiadomość oryginalna-----", "-----Исходное сообщение-----", ...),
+  Gmail's "---------- Forwarded message ---------", Apple's "Begin forwarded message:",
+  Outlook's line of underscores above its header block;
+- `>` lines, the signature separator "-- " (exactly: "--" is the player's line), and mobile
+  footers ("Sent from my iPhone", ...).
 
 An attribution not framed by dashes must name a date, a time or an address, as every client's
 does: "On Monday I wrote:" or "Il giorno dopo Carla ha scritto:" in the player's own text is his
-prose; the Outlook header block must hold its From line or a dated Sent/Date line. A `>`-marked
+prose, and one naming an address but no date ("As Bob <bob@example.org> wrote:") counts only
+above a `>`-marked quote. The Outlook header block must hold its From line or a dated Sent/Date
+line, and a From line and one other count only if one names an address or a date: "From: me",
+"Da: Ada" / "A: tutti" are the player's own lines, and the commands under them are his. A `>`-marked
 quote under an attribution is a bottom-posted or interleaved reply: the quote and its
 attribution are dropped and the unmarked text after them kept, until more history begins.
 
