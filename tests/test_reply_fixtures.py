@@ -127,11 +127,24 @@ def test_lines_that_only_look_like_history_are_the_players_own(name: str) -> Non
         "Do: jutra\nData: 12 maja",
         "Data: domani\nA: tutti",
         "To: everyone\nSubject: the vote",
+        "From: me",
+        "Sent: now",
+        "Da: Ada\nA: tutti",
+        "From: me\nTo: you",
+        "As Bob <bob@x> wrote:",
+        "As Bob <bob@example.org> wrote:",
+        "Come Bob <bob@example.org> ha scritto:",
+        "________________________________",
+        "--",
+        "---",
     ],
 )
 def test_the_players_own_lines_are_not_taken_for_history(line: str) -> None:
     """Sentences that begin or end as an attribution, or lines that look like headers, but
-    name no date and time or address as a client's do (or no sender, for headers)."""
+    name no date and time or address as a client's do (or no sender, for headers); an
+    attribution naming an address and no date, above no `>` quote; a header line alone, or a
+    From and one more naming no address nor date; underscores or "--" (a signature's separator
+    is "-- ", with its space)."""
     body = f"VOTE 301 YES\n{line}\nVOTE 302 NO\nI mean it."
     assert strip_reply(body) == body
     assert commands(body) == [Vote(BOB, 301, True), Vote(BOB, 302, False)]
@@ -161,6 +174,12 @@ def test_the_players_own_lines_are_not_taken_for_history(line: str) -> None:
         "El lun, 1 ene 2024 a las 10:00, Carla (<carla@example.org>) escribió:",
         "1 Oca 2024 Pzt, 10:00 tarihinde Carla <carla@example.org> şunu yazdı:",
         "po 1. 1. 2024 v 10:00 odesílatel Carla <carla@example.org> napsal:",
+        # Gmail and Outlook in Turkish put the name first, Apple Mail in Polish leads with words
+        "Carla <carla@example.org>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:",
+        "Carla Rossi <carla@example.org>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu\nyazdı:",
+        '"Carla Rossi" <carla@example.org>, 1 Oca 2024 Pzt 10:00 tarihinde şunu yazdı:',
+        "Wiadomość napisana przez Carla <carla@example.org> w dniu 01.01.2024, o godz. 10:00:",
+        "Wiadomość napisana przez Carla <carla@example.org> w dniu 1 sty\n2024, o godz. 10:00:",
     ],
 )
 def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str) -> None:
@@ -183,6 +202,28 @@ def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str)
         "От: Carla\nОтправлено: 1 января 2024 г. 10:00\nКому: Nomic",  # Windows Mail, Outlook
         "Od: Carla <carla@example.org>\nWysłano: poniedziałek, 1 stycznia 2024 10:00",
         "Lähettäjä: Carla <carla@example.org>\nLähetetty: maanantai 1. tammikuuta 2024 10.00",
+        "________________________________\nFrom: Carla <carla@example.org>",
+        "Da: Carla\nA: Nomic\nOggetto: proposta 301",
+        # Outlook's separator alone, in each language it is written in
+        "-----Original Message-----",
+        "-----Messaggio originale-----",
+        "-----Mensagem original-----",
+        "-----Wiadomość oryginalna-----",
+        "-----Исходное сообщение-----",
+        "-----Ursprüngliche Nachricht-----",
+        "-----Message d'origine-----",
+        "-----Mensaje original-----",
+        "-----Oorspronkelijk bericht-----",
+        "-----Ursprungligt meddelande-----",
+        "-----Alkuperäinen viesti-----",
+        "-----Özgün İleti-----",
+        "-----Původní zpráva-----",
+        "-----Oprindelig meddelelse-----",
+        "-----Opprinnelig melding-----",
+        "-----Оригінальне повідомлення-----",
+        "---------- Mensagem encaminhada ---------",
+        "---------- Wiadomość przekazana dalej ---------",
+        "---------- Пересылаемое сообщение ---------",
     ],
 )
 def test_outlook_and_forwarded_blocks_end_the_own_text(block: str) -> None:

@@ -744,6 +744,10 @@ _KEYWORDS: tuple[tuple[tuple[str, ...], CommandSpec], ...] = tuple(
 
 
 _WIDEST = max(len(keyword) for keyword, _ in _KEYWORDS)
+# The keywords by their first word, longest first: a line is compared with those alone.
+_BY_FIRST: dict[str, list[tuple[tuple[str, ...], CommandSpec]]] = {}
+for _keyword, _spec in _KEYWORDS:
+    _BY_FIRST.setdefault(_keyword[0], []).append((_keyword, _spec))
 
 
 @dataclass(frozen=True)
@@ -760,9 +764,16 @@ class ParsedLine:
 
 def match(line: str) -> tuple[CommandSpec, int] | None:
     """The command a line starts with, and how many words its keyword takes."""
-    words = [fold(w).rstrip(":") for w in line.split(maxsplit=_WIDEST)[:_WIDEST]]
-    for keyword, spec in _KEYWORDS:
-        if tuple(words[: len(keyword)]) == keyword:
+    written = line.split(maxsplit=_WIDEST)[:_WIDEST]
+    if not written:
+        return None
+    first = fold(written[0]).rstrip(":")
+    candidates = _BY_FIRST.get(first)
+    if candidates is None:
+        return None
+    words = (first, *(fold(w).rstrip(":") for w in written[1:]))
+    for keyword, spec in candidates:
+        if words[: len(keyword)] == keyword:
             return spec, len(keyword)
     return None
 
@@ -791,6 +802,9 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         lines = [cleaned, *lines]
         shift = 1
     found: list[ParsedLine] = []
+    # Where the next END line and the next line with text are, from each line: read once, so
+    # a flood of "SAY" lines with no END costs one pass, not one pass each.
+    ends, texts = _next_lines(lines)
     index = 0
     while index < len(lines):
         start = index
@@ -803,18 +817,17 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         words = tuple(line.split()[width:])
         body_lines: list[str] = []
         if spec.multiline:
-            while index < len(lines) and fold(lines[index].strip()) not in END_WORDS:
-                body_lines.append(lines[index])
-                index += 1
-            if index >= len(lines) and any(text.strip() for text in body_lines):
+            end = ends[index]
+            if end >= len(lines) and texts[index] < len(lines):
                 if spec.prose:  # "Say, Carla, ..." with no END: the player's own words
                     index = start + 1
                     continue
                 # text that never ended: forgotten, or cut where quoted history began
-                span = _span(start, index, shift)
+                span = _span(start, len(lines), shift)
                 found.append(ParsedLine(line, spec, None, "no END line", span=span))
                 break
-            index += 1  # the END line
+            body_lines = lines[index:end]
+            index = end + 1  # after the END line
         span = _span(start, index, shift)
         kept, sets = _split_sets(body_lines)
         args = Args(sender, words, "\n".join(kept), sets)
@@ -877,6 +890,18 @@ def torn(
             if other is not None:
                 out[index] = found[other].line
     return out
+
+
+def _next_lines(lines: Sequence[str]) -> tuple[list[int], list[int]]:
+    """For each index (and one past the last line): the index of the first END line from it,
+    and of the first line holding text, each len(lines) when there is none."""
+    ends = [len(lines)] * (len(lines) + 1)
+    texts = [len(lines)] * (len(lines) + 1)
+    for at in range(len(lines) - 1, -1, -1):
+        stripped = lines[at].strip()
+        ends[at] = at if stripped and fold(stripped) in END_WORDS else ends[at + 1]
+        texts[at] = at if stripped else texts[at + 1]
+    return ends, texts
 
 
 def _span(start: int, end: int, shift: int) -> tuple[int, int]:

@@ -17,6 +17,7 @@ The body is never cut: its length is reported, and the service refuses an over-l
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -98,8 +99,9 @@ class InboundMail:
     written_to: tuple[str, ...] = ()  # those of them in To
     copied: tuple[str, ...] = ()  # those of them in Cc
 
-    @property
+    @functools.cached_property
     def own_words(self) -> str:
+        """The body without its quoted history, found once per mail (read many times)."""
         return strip_reply(self.body)
 
     @property

@@ -10,18 +10,26 @@ tables per language and per client, read by one pass over the lines.
   forms led by the date ("tir. 18. apr. 2017 kl. 13:09 skrev ... <addr>:", "pe 20. lokakuuta
   2017 klo 17.50 ... <addr> kirjoitti:"), the forms with no verb (Gmail in Russian, Yandex,
   Mail.ru, a time before the date: "30.09.2017, 18.30, "Name" <addr>:"), the forms framed by
-  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, and each of them
-  wrapped over up to five lines (Polymail puts the address on lines of its own);
+  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, the name first
+  (Gmail and Outlook in Turkish: "Carla <addr>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:"),
+  led by words (Apple Mail in Polish: "Wiadomość napisana przez ... w dniu ..., o godz. 10:00:"),
+  and each of them wrapped over up to five lines (Polymail puts the address on lines of its own);
 - Outlook's and Windows Mail's unprefixed history: a block of header lines in one language
   ("From:/Sent:/To:/Subject:", "Da:/Inviato:", "De:/Enviada em:/Para:/Assunto:",
-  "От:/Отправлено:/Кому:", ...);
-- separators: "-----Original Message-----" and its siblings, Gmail's "---------- Forwarded
-  message ---------", Apple's "Begin forwarded message:", Outlook's line of underscores;
-- `>` lines, the signature separator `-- `, and mobile footers ("Sent from my iPhone", ...).
+  "От:/Отправлено:/Кому:", ...), two or more in a row;
+- separators: "-----Original Message-----" and its siblings in each language ("-----Mensagem
+  original-----", "-----Wiadomość oryginalna-----", "-----Исходное сообщение-----", ...),
+  Gmail's "---------- Forwarded message ---------", Apple's "Begin forwarded message:",
+  Outlook's line of underscores above its header block;
+- `>` lines, the signature separator "-- " (exactly: "--" is the player's line), and mobile
+  footers ("Sent from my iPhone", ...).
 
 An attribution not framed by dashes must name a date, a time or an address, as every client's
 does: "On Monday I wrote:" or "Il giorno dopo Carla ha scritto:" in the player's own text is his
-prose; the Outlook header block must hold its From line or a dated Sent/Date line. A `>`-marked
+prose, and one naming an address but no date ("As Bob <bob@example.org> wrote:") counts only
+above a `>`-marked quote. The Outlook header block must hold its From line or a dated Sent/Date
+line, and a From line and one other count only if one names an address or a date: "From: me",
+"Da: Ada" / "A: tutti" are the player's own lines, and the commands under them are his. A `>`-marked
 quote under an attribution is a bottom-posted or interleaved reply: the quote and its
 attribution are dropped and the unmarked text after them kept, until more history begins.
 
@@ -34,6 +42,7 @@ Everything is one pass over the lines with bounded look-ahead: linear in the siz
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +78,7 @@ _WROTE = {
     "uk": _Wrote((), ("написав", "написала", "пише")),
     "cs": _Wrote(("Dne",), (r"napsal(?:a|\(a\))?",)),
     "vi": _Wrote(("Vào",), ("đã viết",)),
-    "tr": _Wrote((), ("şunu yazdı",)),
+    "tr": _Wrote((), ("şunu yazdı", "şunları yazdı")),
 }
 
 
@@ -91,7 +100,8 @@ _TIMES, _YEARS, _AT_SIGN = (
     r"\S@\S",
 )
 _TIME, _YEAR, _AT = re.compile(_TIMES), re.compile(_YEARS), re.compile(_AT_SIGN)
-_DATED = re.compile(rf"{_TIMES}|{_YEARS}|\d[./-]\d{{1,2}}[./-]\d|{_AT_SIGN}")
+_WHEN = re.compile(rf"{_TIMES}|{_YEARS}|\d[./-]\d{{1,2}}[./-]\d")  # a time or a date
+_NAMED_BY = re.compile(rf"{_WHEN.pattern}|{_AT_SIGN}")  # a time, a date or an address
 
 # Where a client begins an attribution: an opener word, or the date itself ("tir. 18. apr.").
 _OPENER_START = re.compile(rf"^[-\s]*(?:{_OPENERS})\s", re.I)
@@ -99,6 +109,12 @@ _DATED_START = r"^[-\s]*(?:\d{1,4}[./:\s-]|[^\W\d_]{1,12}[.,]\s*\d"  # "15. mart
 _DATE_START = re.compile(_DATED_START + r"|[^\W\d_A-Z]{1,3}\s+\d)")  # and "ons 4 dec.", "pe 20."
 _CLEAR_START = re.compile(_DATED_START + ")")
 _ANY_START = re.compile(r"")
+# Where the name comes first, then its address and a comma, then the date: Gmail and Outlook in
+# Turkish ("Carla <carla@example.org>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:").
+_NAME_START = re.compile(rf"^\s*[^\s<>()\[\]@][^<>()\[\]@]{{0,80}}{_ADDRESS}\s*,")
+# Words that lead an attribution with no verb at its end: Apple Mail in Polish ("Wiadomość
+# napisana przez Carla <carla@example.org> w dniu 01.01.2024, o godz. 10:00:").
+_LEAD_START = re.compile(r"^\s*Wiadomo(?:ść|sc) napisana przez\s", re.I)
 
 
 @dataclass(frozen=True)
@@ -108,7 +124,9 @@ class _Shape:
     clients: str  # who writes it
     start: re.Pattern[str]  # matched at its beginning
     end: re.Pattern[str]  # searched for at its end (each pattern ends with `$`)
-    names: tuple[re.Pattern[str], ...]  # each searched for anywhere in it
+    names: tuple[re.Pattern[str], ...] = ()  # each searched for anywhere in it
+    # True: naming no time or date (only an address), it is one only above a `>` quote
+    when: bool = True
 
 
 _SHAPES = (
@@ -116,7 +134,7 @@ _SHAPES = (
         "Gmail, Apple Mail, Thunderbird, Outlook mobile, Zimbra, in each language",
         _OPENER_START,
         re.compile(rf"(?:\b(?:{_ENDS})\s*|\b(?:{_NAMED})\b[^:]{{0,160}}):\s*$", re.I),
-        (_DATED,),
+        (_NAMED_BY,),
     ),
     _Shape(  # "On Wed, 14 Nov 2018 08:14:43 -0200 John Doe <john@doe.com> wrote"
         "the same without its colon",
@@ -128,27 +146,39 @@ _SHAPES = (
         "Gmail in Scandinavian languages, Polish, Finnish, Czech, Turkish; Thunderbird, Mutt",
         _DATE_START,
         re.compile(rf"(?:\b(?:{_ENDS})\s*|\b(?:{_NAMED})\b[^:]{{0,160}}):\s*$", re.I),
-        (_DATED,),
+        (_NAMED_BY,),
     ),
-    _Shape(  # "John Doe <john@doe123.com> wrote:", "... <addr> kirjoitti:"
+    _Shape(  # "Carla <carla@example.org>, 13 Şub 2020 Per, 10:15 tarihinde şunu yazdı:"
+        "the name and address first, then the date and the verb: Gmail, Outlook in Turkish",
+        _NAME_START,
+        re.compile(rf"\b(?:{_ENDS})\s*:\s*$", re.I),
+    ),
+    _Shape(  # "Wiadomość napisana przez Carla <addr> w dniu 01.01.2024, o godz. 10:00:"
+        "led by words, no verb at its end: Apple Mail in Polish",
+        _LEAD_START,
+        re.compile(r":\s*$"),
+    ),
+    _Shape(  # "pe 20. lokakuuta 2017 klo 17.50 John Coe <addr> kirjoitti:"
         "an address just before the verb (K-9, Samsung, Android, Gmail in Finnish)",
         _ANY_START,
         re.compile(rf"{_ADDRESS}\s*(?:{_VERBS})\s*:?\s*$", re.I),
-        (),
     ),
     _Shape(  # "ср, 30 апр. 2025 г. в 15:19, John Doe <doe@example.com>:"
         "no verb: Gmail in Russian and Japanese, Yandex, Mail.ru, a time before the date",
         _ANY_START,
         re.compile(rf"{_ADDRESS}\s*:\s*$"),
         (_TIME, _YEAR),
+        when=False,
     ),
     _Shape(  # "---- On Wed, 24 Feb 2021 14:02:50 +0530 john@gmail.com wrote ----"
         "framed by dashes: Zoho, Android",
         re.compile(r"^\s*-{2,}"),
         re.compile(rf"\b(?:{_VERBS})\s*:?\s*-{{2,}}\s*$", re.I),
-        (),
+        when=False,
     ),
 )
+# The shapes that also begin a wrapped attribution (besides an opener word or the date).
+_WRAPPED_STARTS = (_NAME_START, _LEAD_START)
 # How a line that can end an attribution ends (a prefilter on its last characters, for speed).
 _CAN_END = re.compile(rf"(?:[:\-]|\b(?:{_VERBS}))\s*$", re.I)
 _TAIL = 40
@@ -195,29 +225,60 @@ _BLOCKS = tuple(
     for froms, dates, others in _HEADERS.values()
 )
 
+# What Outlook, Thunderbird, Gmail and the webmails write between dashes above the history,
+# in each language ("-----Original Message-----", "---------- Forwarded message ---------").
 _SEPARATOR_WORDS = (
     "Original Message",
     "Forwarded message",
-    "Messaggio originale",
+    "Messaggio originale",  # it
     "Messaggio inoltrato",
-    "Ursprüngliche Nachricht",
+    "Ursprüngliche Nachricht",  # de
     "Originalnachricht",
+    "Original-Nachricht",
     "Weitergeleitete Nachricht",
-    "Message d'origine",
+    "Message d'origine",  # fr
     "Message original",
     "Message transféré",
-    "Mensaje original",
+    "Mensaje original",  # es
     "Mensaje reenviado",
-    "Oorspronkelijk bericht",
+    "Mensagem original",  # pt
+    "Mensagem encaminhada",
+    "Oorspronkelijk bericht",  # nl
     "Origineel bericht",
     "Doorgestuurd bericht",
-    "Oprindelig meddelelse",
+    "Ursprungligt meddelande",  # sv
+    "Vidarebefordrat meddelande",
+    "Oprindelig meddelelse",  # da
     "Oprindelig besked",
+    "Videresendt meddelelse",
+    "Opprinnelig melding",  # no
+    "Videresendt melding",
+    "Alkuperäinen viesti",  # fi
+    "Välitetty viesti",
+    "Wiadomość oryginalna",  # pl
+    "Oryginalna wiadomość",
+    "Wiadomość przekazana dalej",
+    "Przekazana wiadomość",
+    "Původní zpráva",  # cs
+    "Přeposlaná zpráva",
+    "Özgün ileti",  # tr
+    "Orijinal mesaj",
+    "İletilen ileti",
+    "Yönlendirilmiş ileti",
+    "Исходное сообщение",  # ru
+    "Пересылаемое сообщение",
+    "Пересланное сообщение",
+    "Оригінальне повідомлення",  # uk
+    "Вихідне повідомлення",
+    "Переслане повідомлення",
+    "Eredeti üzenet",  # hu
+    "Továbbított üzenet",
 )
 _SEPARATORS = (
-    re.compile(r"^\s*_{8,}\s*$"),
     re.compile(r"^\s*\[?Original Message processed by david\b", re.I),  # Tobit David
-    re.compile(r"^\s*-{3,}\s*(" + "|".join(_SEPARATOR_WORDS) + r")\s*-{3,}\s*$", re.I),
+    re.compile(
+        r"^\s*-{3,}\s*(" + "|".join(map(re.escape, _SEPARATOR_WORDS)) + r")\s*-{3,}\s*$", re.I
+    ),
     re.compile(
         r"^\s*(Begin forwarded message|Inizio messaggio inoltrato|"
         r"Anfang der weitergeleiteten Nachricht|Début du message réexpédié|"
@@ -225,8 +286,11 @@ _SEPARATORS = (
         re.I,
     ),
 )
+_RULE = re.compile(r"^\s*_{8,}\s*$")  # Outlook's line of underscores above its header block
+SIGNATURE = "-- "  # the separator of a signature, exactly (RFC 3676, 4.3)
 _FOOTERS = re.compile(
-    r"^\s*(Sent from my\b|Sent from Mail for\b|Sent from Outlook\b|Sent from Yahoo\b|"
+    r"^\s*(Sent from my\b|Sent from Samsung\b|Sent from Mail for\b|Sent from Outlook\b|"
+    r"Sent from Yahoo\b|"
     r"Get Outlook for\b|Inviato da\b|Inviato dal mio\b|Scarica Outlook per\b|"
     r"Sent with Proton Mail\b|Inviato con\b|Von meinem\b.*gesendet|Gesendet von\b|"
     r"Envoyé de mon\b|Envoyé depuis\b|Enviado desde mi\b|Verzonden vanaf mijn\b|"
@@ -252,16 +316,17 @@ _LIBRARY_HEADERS = tuple(
 def strip_reply(text: str) -> str:
     """The part of a mail body the sender wrote in this message."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    ends = _can_end(lines)
     kept: list[str] = []
     skip_to = 0  # the lines of an attribution already passed
     for index, line in enumerate(lines):
         if index < skip_to:
             continue
-        if line.rstrip() == "--":
-            break  # signature
+        if line == SIGNATURE:
+            break  # the signature, under its separator: "-- " exactly ("--" is the player's)
         if line.lstrip().startswith(">"):
             continue
-        span = _attribution(lines, index)
+        span, dated = _attribution(lines, index, ends)
         if span:
             following = _next_text(lines, index + span)
             if following is not None and lines[following].lstrip().startswith(">"):
@@ -269,13 +334,29 @@ def strip_reply(text: str) -> str:
                 # follows it without a mark is the sender's own (unless more history).
                 skip_to = following
                 continue
-            break
+            if dated:
+                break
+            # "As Bob <bob@example.org> wrote:" names no date: above no quote, it is prose
         if _other_history_starts(lines, index):
             break
         kept.append(line.rstrip())
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept)
+
+
+def _can_end(lines: Sequence[str]) -> list[bool]:
+    """For each line (and past the last), whether it may end an attribution or begins one
+    within the look-ahead of a wrapped one: one short search a line, so the rest is done only
+    where an attribution can be."""
+    near = [False] * (len(lines) + 1)
+    following = len(lines) + _WRAPPED + 1  # the next line that can end one
+    for at in range(len(lines) - 1, -1, -1):
+        stripped = lines[at].strip()
+        if stripped and len(stripped) <= LONGEST and _CAN_END.search(stripped[-_TAIL:]):
+            following = at
+        near[at] = following - at <= _WRAPPED
+    return near
 
 
 def _next_text(lines: Sequence[str], start: int) -> int | None:
@@ -287,8 +368,10 @@ def _next_text(lines: Sequence[str], start: int) -> int | None:
 
 
 def quoted_history_starts(lines: Sequence[str], index: int) -> bool:
-    """Whether the quoted history (or a footer) begins at this line."""
-    return bool(_attribution(lines, index)) or _other_history_starts(lines, index)
+    """Whether the quoted history (or a footer) begins at this line (an attribution that
+    names no date counts only above a `>`-marked quote, which is history anyway)."""
+    span, dated = _attribution(lines, index)
+    return bool(span and dated) or _other_history_starts(lines, index)
 
 
 def _other_history_starts(lines: Sequence[str], index: int) -> bool:
@@ -298,18 +381,28 @@ def _other_history_starts(lines: Sequence[str], index: int) -> bool:
         return False
     if any(p.match(line) for p in _SEPARATORS) or _FOOTERS.match(line):
         return True
-    if _HEADER_LINE.match(line) and _header_block(lines, index):
-        return True
-    return _library_says_history(lines, index)
+    if _RULE.match(line):  # Outlook's line of underscores: above its header block only
+        following = _next_text(lines, index + 1)
+        return following is not None and (
+            _header_block(lines, following) or _sender_line(lines[following])
+        )
+    return _header_block(lines, index) or _library_says_history(lines, index)
 
 
-def _attribution(lines: Sequence[str], index: int) -> int:
-    """How many lines the attribution beginning at this line spans (0: none begins here).
+def _attribution(
+    lines: Sequence[str], index: int, ends: Sequence[bool] | None = None
+) -> tuple[int, bool]:
+    """How many lines the attribution beginning at this line spans (0: none begins here), and
+    whether it names a time or a date (else only its address: then it is one only above a
+    `>`-marked quote).
 
     A client wraps a long attribution, so the line and up to four more are read as one
     (skipping one blank line, as Polymail writes); a wrapped one begins where a client
-    begins it (an opener word or the date), and not at a line of the sender's own above
-    an attribution that begins on a later line."""
+    begins it (an opener word, the date, or the Turkish and Polish forms' beginnings), and
+    not at a line of the sender's own above an attribution that begins on a later line.
+    `ends` (of `_can_end`) skips at once the lines no attribution can begin at."""
+    if ends is not None and not ends[index]:
+        return 0, False
     pieces = _pieces(lines, index)
     for count in range(1, len(pieces) + 1):
         if not _CAN_END.search(pieces[count - 1][1][-_TAIL:]):
@@ -317,18 +410,24 @@ def _attribution(lines: Sequence[str], index: int) -> int:
         joined = " ".join(piece for _, piece in pieces[:count])
         if count > 1 and not _begins(joined):
             break
-        if _is_shaped(joined):
+        shaped = _shaped(joined)
+        if shaped:
             for later in range(1, count):
                 rest = " ".join(piece for _, piece in pieces[later:count])
-                if (_OPENER_START.match(rest) or _CLEAR_START.match(rest)) and _is_shaped(rest):
-                    return 0  # the attribution begins on a later line
-            return pieces[count - 1][0] - index + 1
-    return 0
+                if (_OPENER_START.match(rest) or _CLEAR_START.match(rest)) and _shaped(rest):
+                    return 0, False  # the attribution begins on a later line
+            return pieces[count - 1][0] - index + 1, shaped == _DATED
+    return 0, False
 
 
 def _begins(text: str) -> bool:
-    """Whether a client may begin an attribution so: with an opener word or the date."""
-    return bool(_OPENER_START.match(text) or _DATE_START.match(text))
+    """Whether a client may begin an attribution so: with an opener word or the date, or as
+    Gmail in Turkish and Apple Mail in Polish do."""
+    return bool(
+        _OPENER_START.match(text)
+        or _DATE_START.match(text)
+        or any(start.match(text) for start in _WRAPPED_STARTS)
+    )
 
 
 def _pieces(lines: Sequence[str], index: int) -> list[tuple[int, str]]:
@@ -357,27 +456,57 @@ def _pieces(lines: Sequence[str], index: int) -> list[tuple[int, str]]:
     return pieces
 
 
-def _is_shaped(text: str) -> bool:
+_DATED, _ADDRESSED = 2, 1  # what `_shaped` finds: a dated attribution, or one with an address
+
+
+def _shaped(text: str) -> int:
+    """Whether the text is an attribution: _DATED (it names a time or a date, or needs none),
+    _ADDRESSED (it names only an address), or 0."""
     tail = max(0, len(text) - _END)
-    return any(
-        shape.start.match(text)
-        and shape.end.search(text, tail)
-        and all(name.search(text) for name in shape.names)
-        for shape in _SHAPES
-    )
+    found = 0
+    for shape in _SHAPES:
+        if (
+            shape.start.match(text)
+            and shape.end.search(text, tail)
+            and all(name.search(text) for name in shape.names)
+        ):
+            if not shape.when or _WHEN.search(text):
+                return _DATED
+            found = _ADDRESSED
+    return found
 
 
 def _header_block(lines: Sequence[str], index: int) -> bool:
-    """This header-like line and the next few hold two headers of one language, one of them
-    From-like or a dated one."""
-    window = [ln for ln in lines[index : index + 6] if ln.strip() and len(ln) <= LONGEST][:4]
+    """Whether an Outlook or Windows Mail header block begins at this line: two or more
+    header lines of one language in a row, one of them From-like or dated (a time or a year),
+    and more than a From line and one other naming neither an address nor a date ("Da: Ada",
+    "A: tutti" is the player's own; "From: Carla <carla@example.org>", "To: ..." is not)."""
+    if not _HEADER_LINE.match(lines[index]):
+        return False
+    run: list[str] = []
+    for line in lines[index : index + 6]:
+        if not line.strip() or len(line) > LONGEST or not _HEADER_LINE.match(line):
+            break
+        run.append(line)
+    if len(run) < 2:
+        return False
     for block in _BLOCKS:
-        found = [ln for ln in window if block.header.match(ln)]
-        if len(found) >= 2 and any(
-            block.sender.match(ln) or (block.dated.match(ln) and _TIME.search(ln)) for ln in found
-        ):
+        found = list(itertools.takewhile(block.header.match, run))
+        if len(found) < 2:
+            continue
+        senders = [ln for ln in found if block.sender.match(ln)]
+        if any(block.dated.match(ln) and _WHEN.search(ln) for ln in found):
+            return True
+        if senders and (len(found) >= 3 or any(_AT.search(ln) for ln in senders)):
             return True
     return False
+
+
+def _sender_line(line: str) -> bool:
+    """Whether the line is a header block's From line naming an address ("De : a@b.org")."""
+    return len(line) <= LONGEST and any(
+        block.sender.match(line) and _AT.search(line) for block in _BLOCKS
+    )
 
 
 def _library_says_history(lines: Sequence[str], index: int) -> bool:
