@@ -984,6 +984,18 @@ def replay(
             "the 'From ' line): the Date header its sender wrote was used; --strict refuses them",
             err=True,
         )
+    if result.withheld:
+        typer.echo(
+            f"{counted(result.withheld, 'mail')} withheld from the record (people not playing): "
+            "each stand-in made its link of the chain; what they said cannot be checked",
+            err=True,
+        )
+    if result.unfollowed:
+        typer.echo(
+            f"warning: the withheld mail of link {result.unfollowed[0]} changed the game (a "
+            "confirmed request to join not admitted): the replay cannot follow it",
+            err=True,
+        )
     if result.failed:
         typer.echo(f"{counted(len(result.failed), 'message')} could not be processed", err=True)
 
