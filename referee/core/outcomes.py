@@ -964,6 +964,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Scores,
     Help,
     ArchiveSent,
+    ArchiveLinked,
     JoinAsked,
     JoinConfirmSent,
     Admitted,
