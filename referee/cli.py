@@ -766,25 +766,37 @@ def export_mail(
             "(record.mbox -> record.sent.mbox)",
         ),
     ] = False,
+    players_only: Annotated[
+        bool,
+        typer.Option(
+            "--players-only",
+            help="the players' mail only, as ARCHIVE gives it: a stand-in (times and SHA-256) "
+            "for each mail of someone not playing",
+        ),
+    ] = False,
 ) -> None:
     """Write the game's record as mbox: every mail the referee received, in the order it took
     effect, each From_ line dated then; with --sent also every mail it sent (rule 213).
     `nomic-referee verify CONFIG OUT --sent OUT.sent` checks them. It holds strangers' mail too:
-    it is the operator's copy (players get theirs with ARCHIVE)."""
+    it is the operator's copy (players get theirs with ARCHIVE); with --players-only each of
+    those is a stand-in, and `verify` still reaches the same chain head."""
     from referee.record import export_mail as write_export
     from referee.record import sent_path
 
     settings = settings_from(config, secrets=False)
+    if sent and players_only:
+        fail("--sent holds the mail to strangers too: export it without --players-only")
     for target in (out, sent_path(out)) if sent else (out,):
         if target.exists() and not _replaceable(target):
             fail(f"{target} exists and is not an mbox; choose another file")
     store = existing_store(settings)
     try:
         with answers(settings, "export-mail"):
-            done = write_export(store, settings, out, sent)
+            done = write_export(store, settings, out, sent, players_only)
     finally:
         store.close()
-    typer.echo(f"{counted(done.received, 'mail')} received written to {out}")
+    withheld = f" ({done.withheld} of them stand-ins)" if players_only else ""
+    typer.echo(f"{counted(done.received, 'mail')} received written to {out}{withheld}")
     if done.sent_path is not None:
         typer.echo(f"{counted(done.sent, 'mail')} sent written to {done.sent_path}")
 
@@ -970,6 +982,18 @@ def replay(
         typer.echo(
             f"warning: {counted(result.undated, 'message')} had no delivery time (no date in "
             "the 'From ' line): the Date header its sender wrote was used; --strict refuses them",
+            err=True,
+        )
+    if result.withheld:
+        typer.echo(
+            f"{counted(result.withheld, 'mail')} withheld from the record (people not playing): "
+            "each stand-in made its link of the chain; what they said cannot be checked",
+            err=True,
+        )
+    if result.unfollowed:
+        typer.echo(
+            f"warning: the withheld mail of link {result.unfollowed[0]} changed the game (a "
+            "confirmed request to join not admitted): the replay cannot follow it",
             err=True,
         )
     if result.failed:

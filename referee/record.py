@@ -12,12 +12,19 @@ module writes the record out of the hash chain's stored messages:
   delivered when it was read after a later event had been logged (`delivered=`), so a replay
   fires the same deadlines before it, takes it at the same time and answers it in the same
   words.
-- `archive` makes ARCHIVE's two attachments: the players' mail (each chain message whose
-  sender was a player when it arrived and was shown to be its author; a stranger's mail, a
-  forgery in a player's name and a player's mail to someone else resent here are never in it)
-  as an mbox compressed with gzip, byte for byte the same in a replay (mtime 0), and the game's
-  config without secrets: only what a replay needs, never [imap], [smtp], [database], [dkim],
-  a password or a file path.
+- `archive_mbox` makes ARCHIVE's first attachment: the players' mail (each chain message whose
+  sender was a player when it arrived and was shown to be its author, and the request to join
+  and its confirmation of a newcomer the King admitted) as an mbox compressed with gzip, byte
+  for byte the same in a replay (mtime 0). Every other message the chain holds (a stranger's
+  mail, a forgery in a player's name, a player's mail to someone else resent here) is withheld:
+  in its place stands a `stand_in`, which holds none of its words, sender or subject, only what
+  its link binds besides them (when it took effect, the SHA-256 of its bytes, the sender's
+  authentication verdict, how many events it caused and the state's digest after it), so a
+  replay makes the same link and the same chain head (`Referee.withhold`).
+  `public_config` is the second: the game's config without secrets, only what a replay needs,
+  never [imap], [smtp], [database], [dkim], a password or a file path.
+- `publish_archive` writes an archive too large for a mail into the website's folder, under a
+  path named by the SHA-256 of the packed bytes (`archive/<sha256>/`), linked from no page.
 
 Every message is written in its canonical form (`chain.canonical_mail`), so the bytes do not
 depend on whether it came from a Maildir with CRLF line ends or from a player's mbox.
@@ -26,11 +33,15 @@ depend on whether it came from a Maildir with CRLF line ends or from a player's 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from email.parser import BytesHeaderParser
+from email.policy import compat32
 from pathlib import Path
 
 import tomli_w
@@ -48,6 +59,8 @@ NOBODY = "MAILER-DAEMON"  # the `From ` line's sender of a message without a rea
 
 EFFECTIVE = "effective="  # a `From ` line's exact time of effect, when not a whole second
 DELIVERED = "delivered="  # a `From ` line's delivery time, when earlier than it took effect
+WITHHELD = " withheld"  # the end of a stand-in's `From ` line: a mail withheld from the archive
+ARCHIVE_FOLDER = "archive"  # the site's folder of archives too large for a mail
 
 
 _FROM_LINE = re.compile(rb"(?m)^(>*From )")  # mboxrd: every such line escaped by one `>`
@@ -102,6 +115,7 @@ class Exported:
     received: int
     sent: int = 0
     sent_path: Path | None = None
+    withheld: int = 0  # of `received`, stand-ins of mail of people not playing
 
 
 def sent_path(out: Path) -> Path:
@@ -112,14 +126,27 @@ def sent_path(out: Path) -> Path:
     return out.with_name(f"{out.name}.sent")
 
 
-def export_mail(store: Store, settings: Settings, out: Path, sent: bool = False) -> Exported:
-    """Write what the referee received (and, with `sent`, what it sent) as mbox files.
+def export_mail(
+    store: Store, settings: Settings, out: Path, sent: bool = False, players_only: bool = False
+) -> Exported:
+    """Write what the referee received (and, with `sent`, what it sent) as mbox files; with
+    `players_only`, the received mail as ARCHIVE gives it (the players' mail, a stand-in for
+    every other), uncompressed.
 
     Reads the store, never writes it (`StoreError` when the game is not in it). An earlier
     export at `out` is replaced whole: the file is written beside it, then moved into place."""
     game_id = store.game_id(settings.game.key)
     if game_id is None:
         raise StoreError(f"no game {settings.game.key!r} in the database: run init first")
+    if players_only:
+        from referee.service import Referee  # the service reads this module: no cycle at load
+
+        referee = Referee(store, game_id, settings, render=False)
+        with store.unit(game_id) as work:
+            shared = referee.shared_mail(work)
+            entries, withheld = players_entries(work.mail_links(), shared, settings.game.language)
+        _write(out, entries)
+        return Exported(len(entries), withheld=withheld)
     links = [
         (r.raw, r.at, chain.delivered_of(r.record))
         for r in store.chain(game_id)
@@ -143,14 +170,163 @@ def _write(path: Path, entries: Iterable[bytes]) -> None:
     partial.replace(path)
 
 
+@dataclass(frozen=True)
+class Archive:
+    """ARCHIVE's mbox, packed, and what it holds."""
+
+    packed: bytes  # the mbox, gzip-compressed
+    shared: int  # messages in it whole
+    withheld: int  # messages in it as a stand-in
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of the packed bytes: the name of its folder on the site."""
+        return hashlib.sha256(self.packed).hexdigest()
+
+
 def archive_mbox(
-    messages: Iterable[tuple[bytes, datetime, datetime | None]],
-) -> tuple[bytes, int]:
-    """The players' mail as ARCHIVE attaches it: an mbox, gzip-compressed with no file name
-    and mtime 0, so the same mail makes the same bytes; and how many messages it holds. Each
-    message comes with the time it took effect and, when earlier, the time it was delivered."""
-    entries = [received_entry(*message) for message in messages]
-    return gzip.compress(b"".join(entries), compresslevel=9, mtime=0), len(entries)
+    links: Iterable[tuple[bytes, datetime, str]], shared: Callable[[bytes], bool], language: str
+) -> Archive:
+    """ARCHIVE's mbox (213): `players_entries`, gzip-compressed with no file name and mtime 0,
+    so the same mail makes the same bytes."""
+    entries, withheld = players_entries(links, shared, language)
+    packed = gzip.compress(b"".join(entries), compresslevel=9, mtime=0)
+    return Archive(packed, len(entries) - withheld, withheld)
+
+
+def players_entries(
+    links: Iterable[tuple[bytes, datetime, str]], shared: Callable[[bytes], bool], language: str
+) -> tuple[list[bytes], int]:
+    """Every mail link of the chain in order as an mbox entry: the mail whole when `shared`
+    says so, else its stand-in; and how many are stand-ins. Each link comes as its stored
+    message, the time it took effect and its record. A link whose message is already a
+    stand-in (the game is a replay of an archive) keeps it, so the replay's ARCHIVE is the
+    live one's, byte for byte."""
+    entries: list[bytes] = []
+    withheld = 0
+    for raw, at, text in links:
+        delivered = chain.delivered_of(text)
+        if chain.mail_digest(raw) != _bound_digest(text):
+            entries.append(withheld_entry(raw, at, delivered))
+        elif shared(raw):
+            entries.append(received_entry(raw, at, delivered))
+            continue
+        else:
+            entries.append(withheld_entry(stand_in(text, language), at, delivered))
+        withheld += 1
+    return entries, withheld
+
+
+def _bound_digest(text: str) -> str:
+    """The SHA-256 of the message a link's record binds ("" when it names none)."""
+    try:
+        fields = json.loads(text)
+    except ValueError:
+        return ""
+    value = fields.get("raw") if isinstance(fields, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+# The headers of a stand-in: what its link binds besides the mail's bytes (see `stand_in`).
+_DIGEST, _AUTH, _EVENTS, _STATE = (
+    "X-Withheld-Digest",
+    "X-Withheld-Authentication",
+    "X-Withheld-Events",
+    "X-Withheld-State",
+)
+_STAND_IN_WORDS = {
+    "en": (
+        "Withheld mail",
+        "The mail of someone not playing, withheld from the players' record (213): only when it "
+        "took effect, the SHA-256 of its bytes, the referee's verdict on its sender, how many "
+        "events it caused and the digest of the game's state after it, so that a replay makes "
+        "the same link of the chain.",
+    ),
+    "it": (
+        "Mail omessa",
+        "La mail di chi non gioca, omessa dall'archivio dei giocatori (213): restano solo "
+        "quando ha avuto effetto, lo SHA-256 dei suoi byte, il giudizio dell'arbitro sul "
+        "mittente, quanti eventi ha causato e l'impronta dello stato del gioco dopo di essa, "
+        "perché una ripetizione faccia lo stesso anello della catena.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """What a stand-in says of the mail it replaces (see `stand_in`)."""
+
+    digest: str  # the SHA-256 the link binds for the mail (`chain.mail_digest`)
+    authentication: dict[str, object] | None  # the sender's verdict the link binds, if any
+    events: int  # how many events the mail caused (0 for all but a confirmed request)
+    state: str  # the digest of the state after it
+
+
+def stand_in(text: str, language: str) -> bytes:
+    """The stand-in for a withheld mail, from its link's record `text`: a message with none of
+    the mail's words, sender or subject, holding what the link binds besides its bytes. The
+    sender's authentication verdict is the referee's (`DKIM d=example.org`), which may name
+    the domain that signed the mail, never the address."""
+    fields = json.loads(text)
+    subject, body = _STAND_IN_WORDS.get(language, _STAND_IN_WORDS["en"])
+    auth = fields.get("auth")
+    lines = [
+        f"Subject: {subject}",
+        f"{_DIGEST}: {fields.get('raw')}",
+        f"{_AUTH}: {chain.canonical(auth) if auth is not None else 'none'}",
+        f"{_EVENTS}: {len(fields.get('events') or [])}",
+        f"{_STATE}: {fields.get('state')}",
+        "",
+        body,
+    ]
+    return "\n".join(lines).encode("utf-8")
+
+
+def read_stand_in(raw: bytes) -> StandIn:
+    """What a stand-in says (`stand_in`); ValueError when it is not one."""
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    digest, auth = str(headers.get(_DIGEST, "")).strip(), str(headers.get(_AUTH, "")).strip()
+    state = str(headers.get(_STATE, "")).strip()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest) or not state:
+        raise ValueError("not a stand-in of a withheld mail: no SHA-256 of the mail")
+    verdict = None if auth in ("", "none") else json.loads(auth)
+    if verdict is not None and not isinstance(verdict, dict):
+        raise ValueError("a stand-in's authentication verdict is not a table")
+    return StandIn(digest, verdict, int(str(headers.get(_EVENTS, "0")).strip() or 0), state)
+
+
+def withheld_entry(raw: bytes, at: datetime, delivered: datetime | None = None) -> bytes:
+    """A stand-in as the mbox holds it: its `From ` line ends with ` withheld`, which no mail
+    can write (the line is the referee's), so a replay knows it from the mail it stands for."""
+    tail = times(at, delivered) + WITHHELD
+    return mbox_entry(chain.canonical_mail(raw), at, NOBODY, tail)
+
+
+def publish_archive(site: Path, archive: Archive, config: str) -> str:
+    """Write an archive too large for a mail into the website's folder, as
+    `archive/<sha256 of the packed mbox>/mail.mbox.gz` and `game.toml` beside it, and an empty
+    `archive/index.html` so a listing of the folder shows none of them; no page, sitemap or
+    feed of the site links them. Returns the folder's path under the site. The name is the
+    archive's SHA-256: only someone who holds every byte can work it out, and a replay of the
+    archive writes the same files under the same name. Files already there are not rewritten."""
+    folder = site / ARCHIVE_FOLDER / archive.digest
+    folder.mkdir(parents=True, exist_ok=True)
+    _keep(site / ARCHIVE_FOLDER / "index.html", _BLANK_PAGE)
+    _keep(folder / MAILBOX, archive.packed)
+    _keep(folder / CONFIG, config.encode("utf-8"))
+    return f"{ARCHIVE_FOLDER}/{archive.digest}"
+
+
+_BLANK_PAGE = b'<!doctype html>\n<meta charset="utf-8">\n<meta name="robots" content="noindex">\n'
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Write `data` at `path` unless it holds them already (beside it, then moved into place)."""
+    if path.is_file() and path.read_bytes() == data:
+        return
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    partial.replace(path)
 
 
 def public_config(settings: Settings, started: datetime) -> str:
@@ -193,8 +369,8 @@ def public_config(settings: Settings, started: datetime) -> str:
         f"# {game.name}: the game's config as a player holds it (ARCHIVE), without secrets.",
         "# With the mail in mail.mbox.gz (gunzip it first):",
         "#   nomic-referee replay game.toml mail.mbox",
-        "# The mail of anyone not playing is never shared, so a request to join is missing",
-        "# from it, and with it the link of the chain that mail made.",
+        "# The mail of anyone not playing is never shared: a stand-in holds its place, with",
+        "# only what its link of the chain binds besides the mail (its time, its SHA-256).",
     ]
     if ruleset != "builtin":
         head.append(f"# The ruleset {ruleset!r} is the game's own: its first mail holds the rules.")

@@ -12,7 +12,10 @@ delivery time after the date: the deadlines due by the time it took effect fire 
 it is given its delivery time, as the live service did, and its reply says the same. A
 message the live service would set aside in quarantine (unreadable, nested too deep) is set
 aside here too, by the same checks in `Referee.receive`, and named on stderr; the answer its
-sender was sent (a mail that cannot be read) is made again, byte for byte.
+sender was sent (a mail that cannot be read) is made again, byte for byte. A player's archive
+(ARCHIVE) holds a stand-in in place of each mail of someone not playing (its `From ` line ends
+with ` withheld`): it makes the link that mail made (`Referee.withhold`), so the chain head is
+the live game's, and the count of such mails is reported (what they said cannot be checked).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
 from referee.mail.auth import Authentication
-from referee.record import DELIVERED, EFFECTIVE, mbox_entry
+from referee.record import DELIVERED, EFFECTIVE, WITHHELD, mbox_entry
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -48,6 +51,7 @@ class Archived:
     # When it was delivered, when that was before `at`: the referee read it only after a later
     # event had been logged (`export-mail` records it), and it took effect at `at`
     arrived: datetime | None = None
+    withheld: bool = False  # a stand-in for a mail an archive withholds (`record.stand_in`)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class ReplayResult:
     link: int = 0  # the hash chain's last link and head (213)
     head: str = ""
     undated: int = 0  # messages with no delivery time: their sender's Date was used
+    withheld: int = 0  # stand-ins of mail the archive withholds, taken in their mail's place
+    unfollowed: tuple[int, ...] = ()  # links of stand-ins whose mail changed the game
 
 
 # The date of a `From ` line as mail systems write it, after the envelope sender:
@@ -165,11 +171,13 @@ def read_mbox(path: Path) -> list[Archived]:
             whole = box.get_bytes(key, from_=True)
             from_line, _, escaped = whole.partition(b"\n")
             raw = _ESCAPED_FROM.sub(rb"\1", escaped)  # mboxrd, and mboxo's `>From ` alike
-            at, arrived = from_line_times(from_line.decode("latin-1"))
+            line = from_line.decode("latin-1").rstrip("\r\n")
+            withheld = line.endswith(WITHHELD)
+            at, arrived = from_line_times(line.removesuffix(WITHHELD))
             if at is None:
-                out.append(Archived(raw, _date_header(raw), delivered=False))
+                out.append(Archived(raw, _date_header(raw), delivered=False, withheld=withheld))
             else:
-                out.append(Archived(raw, at, arrived=arrived))
+                out.append(Archived(raw, at, arrived=arrived, withheld=withheld))
     finally:
         box.close()
     return out
@@ -237,6 +245,7 @@ def replay(
     try:
         referee = Referee.create(store, settings, start, render=render or out is not None)
         referee.recorded = recorded or {}  # intake's verdicts, by message digest (verify)
+        referee.site = site if settings.game.site_url else None  # ARCHIVE's files, if linked
         now = start
         failed: list[str] = []
         count = 0
@@ -253,7 +262,11 @@ def replay(
                 if item.arrived is not None:  # read late: what was logged before it, first
                     referee.advance(at)
                 try:
-                    referee.receive(item.raw, at if item.arrived is None else item.arrived)
+                    delivered = at if item.arrived is None else item.arrived
+                    if item.withheld:
+                        referee.withhold(item.raw, delivered)
+                    else:
+                        referee.receive(item.raw, delivered)
                 except Exception as exc:  # what the live service quarantines: reported, skipped
                     mid, _, _ = intake.identify(item.raw)
                     log.error(
@@ -287,6 +300,8 @@ def replay(
             referee.link,
             referee.head,
             undated(messages),
+            referee.withheld,
+            tuple(referee.unfollowed),
         )
     finally:
         store.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -54,7 +54,7 @@ from referee.core.events import (
     Suggest,
     Tick,
 )
-from referee.core.model import Decided, GameState, Player
+from referee.core.model import Decided, GameState, Player, RequestStatus
 from referee.core.step import DAY, day_start
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
@@ -183,6 +183,12 @@ class Referee:
         # A replay that only wants the final state counts the mail it would send but does not
         # render it; the decisions, and so the state, are the same either way.
         self.render = render
+        # Where ARCHIVE writes a record too large for a mail (213): the website's folder; a
+        # replay sets its own (`replay --site`) or none
+        self.site: Path | None = settings.game.site if settings.game.site_url else None
+        self.withheld = 0  # stand-ins of withheld mail taken since this object was made
+        # The links made by a stand-in of a mail that changed the game: a replay cannot follow
+        self.unfollowed: list[int] = []
         self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
@@ -250,18 +256,27 @@ class Referee:
     # ----- the hash chain (213) ---------------------------------------------------------------
 
     def _chain(
-        self, work: UnitOfWork, kind: str, at: datetime, raw: bytes | None, state: GameState
+        self,
+        work: UnitOfWork,
+        kind: str,
+        at: datetime,
+        raw: bytes | None,
+        state: GameState,
+        digest: str | None = None,
     ) -> tuple[int, str]:
         """Write the unit's link: the message as received, its time, the events it caused, the
         referee's version and the state's digest. Returns the new (number, head), which the
-        caller keeps once the unit has committed."""
+        caller keeps once the unit has committed. `digest` is the SHA-256 of the mail a
+        stand-in holds the place of (`withhold`), when `raw` is that stand-in."""
         seq = self.link + 1
+        if digest is None and raw is not None:
+            digest = chain.mail_digest(raw)
         text = chain.record(
             self.head,
             seq,
             kind,
             at,
-            chain.mail_digest(raw) if raw is not None else None,
+            digest,
             work.appended,
             __version__,
             self._state_digest(state),
@@ -375,6 +390,29 @@ class Referee:
             receipt.sent,
         )
         return receipt
+
+    def withhold(self, raw: bytes, at: datetime) -> None:
+        """A replay's stand-in for a mail an archive withholds (213; `record.stand_in`),
+        delivered at `at`: the deadlines due before it fire, then it makes the link the mail
+        made, from what the stand-in keeps of it (its SHA-256, the verdict on its sender, the
+        time it took effect, the one it was delivered). A mail of someone not playing changes
+        nothing, so the link's events and state are the replay's own; a stand-in that says its
+        mail caused events (a confirmed request to join the King has not admitted) cannot be
+        followed, and its link is named in `unfollowed`. ValueError: not a stand-in."""
+        held = record.read_stand_in(raw)
+        delivered = utc(at)
+        at = max(delivered, self.last_at)
+        self.advance(at)
+        with self.store.unit(self.game_id) as work:
+            work.delivered = delivered
+            work.authentication = held.authentication
+            made = self._chain(work, "mail", at, raw, self.state, held.digest)
+        self.link, self.head = made
+        self.last_at = max(self.last_at, at)
+        self.withheld += 1
+        if held.events or held.state != self._state_digest(self.state):
+            self.unfollowed.append(self.link)
+        log.info("link %d: a withheld mail's stand-in", self.link)
 
     def _handle(
         self,
@@ -548,7 +586,7 @@ class Referee:
             upto = _tomorrow(at) if last else None
             items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
         self._keep_answer(work, mail, at, facts)
-        if archive is not None and self.render:
+        if archive is not None and (self.render or self.site is not None):
             made, files = self._archive(work, state)
             attached += files
             items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
@@ -559,25 +597,50 @@ class Referee:
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
+    def shared_mail(
+        self, work: UnitOfWork, state: GameState | None = None
+    ) -> Callable[[bytes], bool]:
+        """Whether ARCHIVE shares a message the chain holds whole (213): a player's mail to the
+        game as themselves, and the request to join and its confirmation of a newcomer the
+        King admitted (the confirmation mail told them so). Every other is withheld."""
+        state = state or self.state
+        keys = work.players_mail_keys()
+        admitted = [r.email for r in state.requests if r.status is RequestStatus.ADMITTED]
+        keys |= work.joining_mail_keys(admitted)
+        return lambda raw: _dedupe_key(raw) in keys
+
     def _archive(
         self, work: UnitOfWork, state: GameState
     ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
-        """ARCHIVE's attachments (213): the players' mail received so far, as a gzipped mbox,
-        and the game's config without secrets; or, past `[limits] archive_bytes`, none and
-        the refusal that sends the player to the operator's `export-mail`."""
-        keys = work.players_mail_keys()
-        mine = [link for link in work.mail_links() if _dedupe_key(link[0]) in keys]
-        packed, count = record.archive_mbox(mine)
-        limit = self.settings.limits.archive_bytes
-        if len(packed) > limit:
-            size, most = record.shown_size(len(packed)), record.shown_size(limit)
-            return Outcome(outcomes.ArchiveTooLarge(size=size, limit=most)), ()
+        """ARCHIVE's attachments (213): the mail received so far, as a gzipped mbox (the
+        players' whole, every other a stand-in: `record.archive_mbox`), and the game's config
+        without secrets. Past `[limits] archive_bytes`, the two are written on the game's site
+        under the SHA-256 of the mbox (`record.publish_archive`) and the reply links them;
+        without a site, the refusal sends the player to the operator's `export-mail`."""
+        shared = self.shared_mail(work, state)
+        made = record.archive_mbox(work.mail_links(), shared, self.settings.game.language)
+        size = record.shown_size(len(made.packed))
         config = record.public_config(self.settings, state.started_at)
+        limit = self.settings.limits.archive_bytes
+        if len(made.packed) > limit:
+            url = self.settings.game.site_url.rstrip("/")
+            if self.site is None or not url:
+                most = record.shown_size(limit)
+                return Outcome(outcomes.ArchiveTooLarge(size=size, limit=most)), ()
+            folder = record.publish_archive(self.site, made, config)
+            linked = outcomes.ArchiveLinked(
+                messages=made.shared,
+                withheld=made.withheld,
+                size=size,
+                mailbox=f"{url}/{folder}/{record.MAILBOX}",
+                config=f"{url}/{folder}/{record.CONFIG}",
+            )
+            return Outcome(linked), ()
         files = (
-            outgoing.Attachment(record.MAILBOX, "application/gzip", packed),
+            outgoing.Attachment(record.MAILBOX, "application/gzip", made.packed),
             outgoing.Attachment(record.CONFIG, 'text/plain; charset="utf-8"', config.encode()),
         )
-        sent = outcomes.ArchiveSent(messages=count, size=record.shown_size(len(packed)))
+        sent = outcomes.ArchiveSent(messages=made.shared, size=size, withheld=made.withheld)
         return Outcome(sent), files
 
     # ----- requests confirmed by reply: joining, moving (201) --------------------------------

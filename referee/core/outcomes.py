@@ -41,6 +41,7 @@ class Done(enum.StrEnum):
     SCORES = "scores"
     HELP = "help"
     ARCHIVE_SENT = "archive_sent"  # ARCHIVE: the players' mail and the config, attached (213)
+    ARCHIVE_LINKED = "archive_linked"  # ARCHIVE past the mail's limit: links to the site (213)
     JOIN_ASKED = "join_asked"  # a confirmed request reached the King
     JOIN_CONFIRM_SENT = "join_confirm_sent"  # the mail layer asked the address to confirm
     ADMITTED = "admitted"  # the King's yes or no
@@ -347,6 +348,21 @@ class ArchiveSent(Accepted):
     code: ClassVar[Done] = Done.ARCHIVE_SENT
     messages: int = 0  # the players' mails in the attached mbox
     size: str = ""  # the attachment's size, as written for a reader ("1.2 MB")
+    withheld: int = 0  # the mails of others, each in it as a stand-in
+
+
+@dataclass(frozen=True)
+class ArchiveLinked(Accepted):
+    """ARCHIVE (213) past `[limits] archive_bytes`: the record is written on the game's site
+    under a name only its bytes give (its SHA-256), linked from no page; the reply gives the
+    links. The service fills them in."""
+
+    code: ClassVar[Done] = Done.ARCHIVE_LINKED
+    messages: int
+    withheld: int
+    size: str
+    mailbox: str  # the URL of mail.mbox.gz
+    config: str  # the URL of game.toml
 
 
 @dataclass(frozen=True)
@@ -948,6 +964,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     Scores,
     Help,
     ArchiveSent,
+    ArchiveLinked,
     JoinAsked,
     JoinConfirmSent,
     Admitted,

@@ -31,7 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
-from referee.core.chain import GENESIS, delivered_of
+from referee.core.chain import GENESIS
 from referee.core.codec import state_from_data, state_to_data
 from referee.core.model import GameState
 from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
@@ -717,6 +717,16 @@ _PLAYERS_MAIL = columns(_INBOUND.dedupe_key).where(
         ),
     ),
 )
+# A newcomer's request to join and its confirmation, sent while a stranger: shared in ARCHIVE
+# once the King admitted the request (the newcomer's mail is then the table's, 213).
+_JOINING_MAIL = columns(_INBOUND.dedupe_key).where(
+    _INBOUND.game_id == bindparam("g"),
+    _INBOUND.sender.in_(bindparam("a", expanding=True)),
+    or_(
+        and_(_INBOUND.status == "stranger", _INBOUND.note == "join"),
+        and_(_INBOUND.status == "processed", _INBOUND.note == "confirmation"),
+    ),
+)
 
 
 class UnitOfWork:
@@ -806,13 +816,12 @@ class UnitOfWork:
             },
         )
 
-    def mail_links(self) -> list[tuple[bytes, datetime, datetime | None]]:
+    def mail_links(self) -> list[tuple[bytes, datetime, str]]:
         """Every message the chain holds so far, in link order, with the time it took effect
-        and, when it was read after a later event, the time it was delivered."""
+        and its link's record (which holds, when it was read after a later event, the time it
+        was delivered: `chain.delivered_of`)."""
         rows = self._run(_MAIL_LINKS, {"g": self.game_id}).all()
-        return [
-            (bytes(raw), at, delivered_of(record)) for raw, at, record in rows if raw is not None
-        ]
+        return [(bytes(raw), at, str(record)) for raw, at, record in rows if raw is not None]
 
     def links_after(self, after: datetime) -> list[tuple[str, datetime]]:
         """The kind and time of every link of the chain later than `after`, in order: the
@@ -823,6 +832,14 @@ class UnitOfWork:
     def players_mail_keys(self) -> set[str]:
         """The dedupe keys of the mail the players sent the game as themselves (ARCHIVE)."""
         return {key for (key,) in self._run(_PLAYERS_MAIL, {"g": self.game_id}).all()}
+
+    def joining_mail_keys(self, addresses: Sequence[str]) -> set[str]:
+        """The dedupe keys of the requests to join and their confirmations these addresses sent
+        while strangers (ARCHIVE shares them once the King admitted the request)."""
+        if not addresses:
+            return set()
+        params = {"g": self.game_id, "a": list(addresses)}
+        return {key for (key,) in self._run(_JOINING_MAIL, params).all()}
 
     def sender_today(self, sender: str, at: datetime) -> SenderDay:
         """What this sender has asked of the referee so far on `at`'s day (UTC)."""
