@@ -26,8 +26,9 @@ module writes the record out of the hash chain's stored messages:
 - `publish_archive` writes an archive too large for a mail into the website's folder, under a
   path named by the SHA-256 of the packed bytes (`archive/<sha256>/`), linked from no page.
 
-Every message is written in its canonical form (`chain.canonical_mail`), so the bytes do not
-depend on whether it came from a Maildir with CRLF line ends or from a player's mbox.
+Every message is written with `\n` line ends (`chain.line_form`), so the bytes do not depend on
+whether it came from a Maildir with CRLF line ends or from a player's mbox; its own `>From `
+lines are kept as written and escaped as mboxrd does, never read as an escape.
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def sender_of(raw: bytes) -> str:
 def received_entry(raw: bytes, at: datetime, delivered: datetime | None = None) -> bytes:
     """A received message as the record writes it: canonical bytes, dated when it took effect
     (and when it was delivered, when that was earlier: `times`)."""
-    return mbox_entry(chain.canonical_mail(raw), at, sender_of(raw) or NOBODY, times(at, delivered))
+    return mbox_entry(chain.line_form(raw), at, sender_of(raw) or NOBODY, times(at, delivered))
 
 
 @dataclass(frozen=True)
@@ -299,7 +300,7 @@ def withheld_entry(raw: bytes, at: datetime, delivered: datetime | None = None) 
     """A stand-in as the mbox holds it: its `From ` line ends with ` withheld`, which no mail
     can write (the line is the referee's), so a replay knows it from the mail it stands for."""
     tail = times(at, delivered) + WITHHELD
-    return mbox_entry(chain.canonical_mail(raw), at, NOBODY, tail)
+    return mbox_entry(chain.line_form(raw), at, NOBODY, tail)
 
 
 def publish_archive(site: Path, archive: Archive, config: str) -> str:

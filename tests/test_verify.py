@@ -252,3 +252,37 @@ def test_a_game_whose_last_event_is_a_deadline_passes(tmp_path: Path, database: 
     verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "sent.mbox", database)
     assert verdict.ok, verdict.divergence
     assert verdict.sent_missing == 0
+
+
+def test_the_exported_record_keeps_a_players_own_from_lines(tmp_path: Path) -> None:
+    """export-mail writes each mail as its player wrote it: a line ">From the other side" is
+    the player's (a quote mark before "From"), so it goes out as ">>From" and comes back as
+    ">From", never as "From" (attacker review: the record dropped that `>`, which turned a
+    quoted line into the player's own and made the replay drop a counted vote)."""
+    from referee.record import export_mail
+    from referee.replay import read_mbox
+
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    tail = b"\n>From the other side.\n>>From further still.\nFrom now on we play faster.\n"
+    mails = [
+        (raw.rstrip(b"\n") + tail if index in (3, 6) else raw, at, who)
+        for index, (raw, at, who) in enumerate(mails[:10])
+    ]
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, mails)
+        head = store.chain(game_id)[-1].head
+        export_mail(store, settings, tmp_path / "record.mbox")
+    finally:
+        store.close()
+    written = (tmp_path / "record.mbox").read_bytes()
+    assert written.count(b"\n>>From the other side.\n") == 2
+    assert written.count(b"\n>>>From further still.\n") == 2
+    assert written.count(b"\n>From now on we play faster.\n") == 2
+    back = [m.raw for m in read_mbox(tmp_path / "record.mbox")]
+    assert sum(b"\n>From the other side.\n>>From further still.\nFrom now" in r for r in back) == 2
+    verdict = verify(settings, tmp_path / "record.mbox", database=False)
+    assert verdict.ok, verdict.divergence
+    assert verdict.head == head

@@ -34,8 +34,13 @@ def canonical_mail(raw: bytes) -> bytes:
     these, so a player's mbox of the mail verifies against the message the server delivered
     with CRLF line ends (a `>` added or removed before a `From ` line is the one change that
     does not show)."""
-    text = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
-    return _ESCAPED_FROM.sub(b"", text)
+    return _ESCAPED_FROM.sub(b"", line_form(raw))
+
+
+def line_form(raw: bytes) -> bytes:
+    """A message's bytes with line ends `\n` and no trailing blank lines, every `>` kept: the
+    form a record writes (its `>From ` lines are the player's own, never an escape to undo)."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").rstrip(b"\n")
 
 
 def mail_digest(raw: bytes) -> str:
