@@ -276,3 +276,30 @@ def test_a_player_shown_only_by_a_signature_checked_here_gets_the_short_note(
         assert (row.kind, row.recipient) == ("unreadable_note", CARLA)
     finally:
         store.close()
+
+
+def test_verify_of_an_export_passes_when_an_unreadable_mail_was_answered(
+    game: tuple[Path, Settings, Store, int],
+) -> None:
+    """Such a mail makes no link, so `export-mail` does not hold it; its answer is named in a
+    note, not taken for a mail the rules never make (new-user review)."""
+    config, settings, store, game_id = game
+    at = T0 + timedelta(hours=3)
+    drop(settings, "1.deep", deep(CARLA, "<deep-carla@example.org>"), at)
+    drop(settings, "2.status", mail(BOB, "STATUS"), at + timedelta(hours=1))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+    done = cli("run", str(config), "--once", "--now", (at + timedelta(hours=1)).isoformat())
+    assert done.returncode == 0, done.stderr
+    assert told(store, game_id, ("unreadable",))
+    record = settings.folder / "record.mbox"
+    done = cli("export-mail", str(config), "--out", str(record), "--sent")
+    assert done.returncode == 0, done.stderr
+    done = cli(
+        "verify", str(config), str(record), "--sent", str(settings.folder / "record.sent.mbox")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS" in done.stdout
+    assert "note: 1 answer(s) to mail that could not be read not checked" in done.stdout
