@@ -941,8 +941,7 @@ def replay(
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
-    if not _maildir(mbox):
-        _check_mbox(mbox)
+    mbox = _mail_source(mbox, "replay")
     messages = read_mail(mbox)
     missing = undated(messages)
     if missing and strict:
@@ -980,7 +979,10 @@ def replay(
 def verify(
     config: ConfigArg,
     inbound: Annotated[
-        Path, typer.Argument(help="the mail the referee received: an mbox, or a Maildir folder")
+        Path,
+        typer.Argument(
+            help="the mail the referee received: an mbox, a Maildir folder, or its cur/ or new/"
+        ),
     ],
     sent: Annotated[
         Path | None,
@@ -996,8 +998,9 @@ def verify(
     from referee.verify import verify as run_verify
 
     settings = settings_from(config)
-    if not inbound.is_dir():
-        _check_mbox(inbound)
+    inbound = _mail_source(inbound, "verify")
+    if sent is not None:
+        sent = _mail_source(sent, "verify --sent")
     with answers(settings, "verify"):
         verdict = run_verify(settings, inbound, sent, database=not no_database)
     if as_json:
@@ -1042,10 +1045,31 @@ def _maildir(path: Path) -> bool:
     return path.is_dir() and (path / "cur").is_dir() and (path / "new").is_dir()
 
 
+def _mail_source(path: Path, what: str) -> Path:
+    """The mbox file or Maildir folder `path` names, checked: a Maildir's `cur/`, `new/` or
+    `tmp/` folder stands for the Maildir itself (all its mail is read, said on stderr); a
+    folder that is no Maildir, or a file that is no mbox, is said plainly (new-user review:
+    `verify maildir/cur` printed a raw error)."""
+    if _maildir(path):
+        return path
+    if path.is_dir() and path.name in ("cur", "new", "tmp") and _maildir(path.parent):
+        typer.echo(
+            f"{what}: {path} is a folder of the Maildir {path.parent}: reading the whole Maildir "
+            "(its cur/ and new/)",
+            err=True,
+        )
+        return path.parent
+    _check_mbox(path)
+    return path
+
+
 def _check_mbox(path: Path) -> None:
     """An mbox is a file that starts with a `From ` line; anything else is said plainly."""
     if path.is_dir():
-        fail(f"{path} is a folder but not a Maildir (no cur/, new/): give an mbox or a Maildir")
+        fail(
+            f"{path} is a folder but not a Maildir (no cur/ and new/ in it): give an mbox file, "
+            "a Maildir folder, or its cur/ or new/ folder"
+        )
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
