@@ -419,6 +419,13 @@ def status(
     unread_minutes: Annotated[
         int, typer.Option(help="--check: the game may be without a run process this long")
     ] = 15,
+    quarantine_days: Annotated[
+        float,
+        typer.Option(
+            help="--check: mail set aside in quarantine fails the check this many days, then "
+            "counts as seen (0: as long as any is there)"
+        ),
+    ] = 1,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
     from referee.core import view
@@ -431,7 +438,9 @@ def status(
         with answers(settings, "cannot read the game's store"):
             referee = Referee.open(store, settings)
             if check:
-                _check_health(store, referee.game_id, moment, stuck_minutes, unread_minutes)
+                _check_health(
+                    store, referee.game_id, moment, stuck_minutes, unread_minutes, quarantine_days
+                )
                 return
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
@@ -688,17 +697,29 @@ def restore(
         )
 
 
-def _check_health(store: Store, game_id: int, now: datetime, stuck: int, unread: int) -> None:
+def _check_health(
+    store: Store, game_id: int, now: datetime, stuck: int, unread: int, quarantine: float
+) -> None:
     from datetime import timedelta
 
     from referee.health import check
 
-    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread))
+    if quarantine < 0:
+        fail("--quarantine-days: give 0 or more days")
+    window = timedelta(days=quarantine) if quarantine else None
+    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread), window)
     for problem in health.problems:
         typer.echo(f"FAIL {problem}")
     if health.problems:
         raise typer.Exit(1)
-    typer.echo("OK   outbox moving, nothing quarantined or undeliverable, the inbox is read")
+    seen = (
+        f" ({health.reported} older mail(s) in quarantine, reported already)"
+        if health.reported
+        else ""
+    )
+    typer.echo(
+        "OK   outbox moving, nothing newly quarantined or undeliverable, the inbox is read" + seen
+    )
 
 
 def _replaceable(path: Path) -> bool:
