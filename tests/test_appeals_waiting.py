@@ -64,7 +64,9 @@ def test_a_flood_of_appeals_opens_two_a_day_in_order(tmp_path: Path) -> None:
     referee.receive(mail(BOB, "STATUS"), T0 + 3 * HOUR)
     status = replies(referee, BOB)[-1]
     assert "Your appeals waiting for a day of your limit (rule 212):" in status
-    assert "1. Appeal sent Tuesday 1 December 2026, 11:00 CET, opens Wednesday" in status
+    # each waiting appeal is its own item of the list
+    assert "(rule 212): - 1. Appeal sent Tuesday 1 December 2026, 11:00 CET, opens Wed" in status
+    assert '"Question 2: may I?" - 2. Appeal sent' in status
     assert '"Question 2: may I?"' in status and '"Question 5: may I?"' in status
     referee.receive(mail(CARLA, "STATUS"), T0 + 3 * HOUR)
     assert "waiting for a day" not in replies(referee, CARLA)[-1]  # his, not hers
@@ -115,7 +117,7 @@ def test_in_italian_the_reply_and_the_table_say_when_it_opens(italian: Referee) 
     referee.receive(mail(BOB, "STATO"), T0 + 2 * HOUR)
     status = replies(referee, BOB)[-1]
     assert "Il tuo appello in attesa di un giorno del tuo limite (regola 212):" in status
-    assert "1. Appello inviato martedì 1 dicembre 2026, 11:00 CET, si apre mercoledì" in status
+    assert "(regola 212): - 1. Appello inviato martedì 1 dicembre 2026, 11:00 CET" in status
     referee.receive(mail(CARLA, "STATO"), MIDNIGHT + HOUR)  # the day turned before it
     assert [a.id for a in referee.state.appeals] == ["A1", "A2"]
     opened = plain(last(referee, "appeal_opened", ADA))
