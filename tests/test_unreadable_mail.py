@@ -123,7 +123,7 @@ def test_a_players_unreadable_mail_is_kept_and_answered_and_run_once_exits_0(
     (row,) = told(store, game_id, ("unreadable", "unreadable_note"))
     assert row.kind == "unreadable" and row.recipient == CARLA and row.status == "sent"
     answer = parsed(row)
-    assert answer["Subject"] == "Your mail could not be read"
+    assert answer["Subject"] == "[Test Nomic] Your mail could not be read"  # the game's tag
     assert answer["In-Reply-To"] == "<deep-carla@example.org>"  # in the mail's own thread
     text = text_of(answer)
     assert text.startswith("Hello Carla De Santis,")
@@ -153,7 +153,7 @@ def test_strangers_and_machines_get_at_most_the_days_short_note(
     (note,) = told(store, game_id, ("unreadable", "unreadable_note"))
     assert note.kind == "unreadable_note" and note.recipient == STRANGER
     message = parsed(note)
-    assert message["Subject"] == "A mail could not be read"
+    assert message["Subject"] == "[Test Nomic] A mail could not be read"
     assert message["In-Reply-To"] is None  # not even its Message-ID goes back
     text = text_of(message)
     assert "could not be read" in text and "more than 100 parts inside one another" in text
@@ -242,12 +242,15 @@ def test_only_a_player_the_server_vouches_for_is_answered_and_verify_agrees(
     subjects = [str(parsed(r)["Subject"]) for r in answers]
     texts = [text_of(parsed(r)) for r in answers]
     if language == "en":
-        assert subjects == ["Your mail could not be read", "A mail could not be read"]
+        assert subjects == [
+            "[Test Nomic] Your mail could not be read",
+            "[Test Nomic] A mail could not be read",
+        ]
         assert "as plain text" in texts[0]
     else:
         assert subjects == [
-            "Non è stato possibile leggere la tua mail",
-            "Non è stato possibile leggere una mail",
+            "[Test Nomic] Non è stato possibile leggere la tua mail",
+            "[Test Nomic] Non è stato possibile leggere una mail",
         ]
         assert texts[0].startswith("Ciao Bob Rossi,")
         assert "più di 100 parti una dentro l'altra" in texts[0]
