@@ -282,3 +282,40 @@ def test_a_flood_of_lines_is_counted_not_searched() -> None:
     assert len(found) == SEARCHED + 40
     assert all(h.meant == "VOTE 301 NO" for h in found[:SEARCHED])
     assert all(h.meant == "" for h in found[SEARCHED:])
+
+
+def test_a_misspelt_question_is_offered_as_a_question_not_a_move(tmp_path: Path) -> None:
+    """STATUS, RULES and the other questions only answer the asker: the reply asking to confirm
+    one speaks of its answer, never of the table (new-user review)."""
+    for language, line, said in (
+        (
+            "en",
+            "STAUS",
+            "> STAUS Not done yet. This reads as STATUS. To have its answer, reply to this mail "
+            "with a bare yes, or send STATUS on a line of its own; only you get the answer.",
+        ),
+        (
+            "it",
+            "STAOT",
+            "> STAOT Non ancora fatto. Sembra voler dire STATO. Per avere la risposta, rispondi a "
+            "questa mail con un semplice sì, oppure manda STATO su una riga a sé; la risposta "
+            "arriva solo a te.",
+        ),
+    ):
+        (tmp_path / language).mkdir()
+        settings = load_settings(write_config(tmp_path / language, language))
+        store = Store(settings.database_url)
+        try:
+            referee = Referee.create(store, settings, T0)
+            referee.receive(mail(BOB, line, at=T0 + HOUR), T0 + HOUR)
+            question = outbox(referee, "reply", BOB)[-1]
+            assert said in flat(question)
+            assert "table" not in flat(question) and "tavolo" not in flat(question)
+            yes = "sì" if language == "it" else "yes"
+            at = T0 + 2 * HOUR
+            referee.receive(client_reply(question, BOB, yes, at, language == "it"), at)
+            answer = flat(outbox(referee, "reply", BOB)[-1])
+            read_as = "(letto come STATO) Fatto." if language == "it" else "(read as STATUS) Done."
+            assert read_as in answer and "Carla De Santis" in answer  # whose turn it is
+        finally:
+            store.close()
