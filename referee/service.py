@@ -945,7 +945,10 @@ class Referee:
             "reply",
             {
                 "items": items,
-                "unread": [{"line": _cut_line(h.line), "hint": h.meant} for h in unread[:UNREAD]],
+                "unread": [
+                    {"line": _cut_line(h.line), "hint": h.meant, "skipped": h.skipped}
+                    for h in unread[:UNREAD]
+                ],
                 "more": max(len(unread) - UNREAD, 0),
                 "subject": reply_subject(mail.subject),
                 "name": name,

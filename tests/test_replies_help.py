@@ -26,6 +26,10 @@ def test_an_unknown_line_is_quoted_back_with_the_nearest_command(referee: Refere
     assert "> STAUS Not done yet. This reads as STATUS." in answer  # a whole command
     assert "> Hi all," not in answer  # a greeting is the player's own: never quoted back
     assert "Be kind." not in answer and "> END" not in answer  # the misspelt command's text
+    assert (  # ... is not dropped silently: the reply says it was not taken, and why
+        "Did you mean PROPOSE ENACT? The 2 lines after it, through END, were not taken either, "
+        "since the command line above them was not understood" in answer
+    )
     assert referee.state.proposal(301) is None  # a typo is never guessed into a proposal
     assert outbox(referee, "debate") == []
 
@@ -40,7 +44,8 @@ def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
         answer = flat(outbox(referee, "reply", CARLA)[-1])
         assert (
             "Non ho dato seguito a queste righe: > PROPONGO PROMULGRE "
-            "Intendevi PROPONGO PROMULGARE?" in answer
+            "Intendevi PROPONGO PROMULGARE? Nemmeno le 2 righe che la seguono, fino a FINE, "
+            "sono state prese, perché la riga del comando non è stata capita" in answer
         )
 
         propose(referee, italian=True)

@@ -90,6 +90,7 @@ class Hint:
     line: str
     meant: str = ""  # a command, written out, that the line seems to mean
     confirm: bool = False  # `meant` is a whole command: applied when the player confirms it
+    skipped: int = 0  # the lines after it through END, the misspelt command's text: not taken
 
 
 @functools.lru_cache(maxsize=8192)
@@ -325,9 +326,10 @@ def hints(
         meant = nearest(line, sender, language)
         if meant:
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
-            found.append(Hint(at, line, meant, confirm=whole(meant, sender)))
-            if not debate:  # its text, to END, is the misspelt command's, quoted with it
+            if not debate:  # its text, to END, is the misspelt command's: said, not quoted
                 index = _block_end(ends, at, meant, used)
+            skipped = index - at - 1
+            found.append(Hint(at, line, meant, confirm=whole(meant, sender), skipped=skipped))
             continue
         if debate or not any(c.isalnum() for c in line) or _courtesy(line, mine, theirs):
             continue
