@@ -324,3 +324,23 @@ def test_a_misspelt_question_is_offered_as_a_question_not_a_move(tmp_path: Path)
             assert read_as in answer and "Carla De Santis" in answer  # whose turn it is
         finally:
             store.close()
+
+
+def test_greetings_and_sign_offs_are_never_quoted_back(referee: Referee) -> None:
+    """Neither as the debate the reply names ("Hi Carla," is not what was said) nor as lines
+    not acted on: "Thanks in advance!", "Grazie in anticipo", "xoxo", an initial alone."""
+    propose(referee)
+    circulated = outbox(referee, "proposal_circulated", ADA)[0]
+    words = "Hi Carla,\n\nNicknames are fun.\n\nThanks in advance!\nxoxo\nA."
+    referee.receive(client_reply(circulated, ADA, words, T0 + 2 * HOUR), T0 + 2 * HOUR)
+    answer = flat(outbox(referee, "reply", ADA)[-1])
+    assert "> Nicknames are fun Done. Your words on proposal 301 went to the table" in answer
+    assert "> Hi Carla" not in answer
+    assert "Hi Carla," in flat(outbox(referee, "debate", BOB)[-1])  # relayed as written
+
+    sign_offs = "STATUS\nThanks in advance!\nGrazie in anticipo\nxoxo\nB.\nSee my note."
+    referee.receive(mail(BOB, sign_offs, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+    answer = flat(outbox(referee, "reply", BOB)[-1])
+    assert "I did not act on these lines: > See my note." in answer
+    for line in ("Thanks in advance", "Grazie in anticipo", "xoxo", "> B."):
+        assert line not in answer
