@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +205,7 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
         f"{counted(len(data['rules']), 'rule')} in force; "
         f"{counted(len(data['proposals']), 'proposal')}"
     )
+    lines += _appeal_lines(data, who, zone)
     if "mail" in data:
         mail = data["mail"]
         waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
@@ -220,6 +221,38 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
     if "chain" in data:
         lines.append(f"record: link {data['chain']['link']}, head {data['chain']['head']}")
     typer.echo("\n".join(lines))
+
+
+def _appeal_lines(
+    data: dict[str, Any], who: Callable[[str | None], str], zone: ZoneInfo
+) -> list[str]:
+    """The appeals and accusations open (212, 213), whom each waits for, how many are settled,
+    and those waiting for a day of their appellant's daily limit, when each opens."""
+    appeals = data.get("appeals", [])
+    settled = sum(1 for a in appeals if a["status"] == "settled")
+    opened = [a for a in appeals if a["status"] != "settled"]
+    waiting = data.get("pending", {}).get("appeals", [])
+    if not appeals and not waiting:
+        return []
+    lines = [
+        f"appeals: {len(opened)} open, {settled} settled, {len(waiting)} waiting for a new day"
+    ]
+    for a in opened:
+        if a["ruling"] is None:
+            stands = (
+                f"waits for the ruling of {who(a['judge'])}"
+                if a["judge"]
+                else ("waits for the King to name a Champion")
+            )
+        else:
+            stands = f"ruled; {a['agree']} agree, {a['disagree']} disagree"
+        lines.append(f"  {a['id']}  {a['kind']} by {who(a['appellant'])}: {stands}")
+    for w in waiting:
+        lines.append(
+            f"  waiting  {w['kind']} by {who(w['appellant'])}, sent {_local(w['asked'], zone)}, "
+            f"opens {_local(w['opens'], zone)}"
+        )
+    return lines
 
 
 def _version(value: bool) -> None:

@@ -206,3 +206,35 @@ def test_replay_and_verify_reproduce_the_waiting_and_the_opening(tmp_path: Path)
     verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "live.mbox")
     assert verdict.ok, verdict.divergence
     assert verdict.database_links == verdict.links and verdict.sent_checked == len(live_mail)
+
+
+def test_the_status_command_lists_open_and_waiting_appeals(tmp_path: Path) -> None:
+    """The operator's `nomic-referee status` shows the appeals as the players' STATUS does:
+    each open one and whom it waits for, and those waiting for a new day (new-user review)."""
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path)
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("appeals_per_day = 1000", "appeals_per_day = 1"),
+        encoding="utf-8",
+    )
+    settings = load_settings(config)
+    referee = game(settings)
+    try:
+        referee.receive(mail(BOB, appeals(0, 2)), T0 + HOUR)
+    finally:
+        referee.store.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "status", str(config), "--now", (T0 + HOUR).isoformat()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "appeals: 1 open, 0 settled, 1 waiting for a new day" in done.stdout
+    assert "  A1  appeal by Bob Rossi: waits for the ruling of Ada Lovelace" in done.stdout
+    assert (
+        "  waiting  appeal by Bob Rossi, sent Tue 01 Dec 2026 11:00 CET, "
+        "opens Wed 02 Dec 2026 01:00 CET"
+    ) in done.stdout
