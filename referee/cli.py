@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -205,6 +205,7 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
         f"{counted(len(data['rules']), 'rule')} in force; "
         f"{counted(len(data['proposals']), 'proposal')}"
     )
+    lines += _appeal_lines(data, who, zone)
     if "mail" in data:
         mail = data["mail"]
         waiting = mail.get("pending", 0) + mail.get("sending", 0)  # being sent: not gone yet
@@ -220,6 +221,38 @@ def _print_state(data: dict[str, Any], as_json: bool, timezone: str = "UTC") -> 
     if "chain" in data:
         lines.append(f"record: link {data['chain']['link']}, head {data['chain']['head']}")
     typer.echo("\n".join(lines))
+
+
+def _appeal_lines(
+    data: dict[str, Any], who: Callable[[str | None], str], zone: ZoneInfo
+) -> list[str]:
+    """The appeals and accusations open (212, 213), whom each waits for, how many are settled,
+    and those waiting for a day of their appellant's daily limit, when each opens."""
+    appeals = data.get("appeals", [])
+    settled = sum(1 for a in appeals if a["status"] == "settled")
+    opened = [a for a in appeals if a["status"] != "settled"]
+    waiting = data.get("pending", {}).get("appeals", [])
+    if not appeals and not waiting:
+        return []
+    lines = [
+        f"appeals: {len(opened)} open, {settled} settled, {len(waiting)} waiting for a new day"
+    ]
+    for a in opened:
+        if a["ruling"] is None:
+            stands = (
+                f"waits for the ruling of {who(a['judge'])}"
+                if a["judge"]
+                else ("waits for the King to name a Champion")
+            )
+        else:
+            stands = f"ruled; {a['agree']} agree, {a['disagree']} disagree"
+        lines.append(f"  {a['id']}  {a['kind']} by {who(a['appellant'])}: {stands}")
+    for w in waiting:
+        lines.append(
+            f"  waiting  {w['kind']} by {who(w['appellant'])}, sent {_local(w['asked'], zone)}, "
+            f"opens {_local(w['opens'], zone)}"
+        )
+    return lines
 
 
 def _version(value: bool) -> None:
@@ -419,6 +452,13 @@ def status(
     unread_minutes: Annotated[
         int, typer.Option(help="--check: the game may be without a run process this long")
     ] = 15,
+    quarantine_days: Annotated[
+        float,
+        typer.Option(
+            help="--check: mail set aside in quarantine fails the check this many days, then "
+            "counts as seen (0: as long as any is there)"
+        ),
+    ] = 1,
 ) -> None:
     """The game as it stands: turn, deadline (in the game's time zone), scores, mail."""
     from referee.core import view
@@ -431,7 +471,9 @@ def status(
         with answers(settings, "cannot read the game's store"):
             referee = Referee.open(store, settings)
             if check:
-                _check_health(store, referee.game_id, moment, stuck_minutes, unread_minutes)
+                _check_health(
+                    store, referee.game_id, moment, stuck_minutes, unread_minutes, quarantine_days
+                )
                 return
             data = view.public_state(referee.state, moment)
             data["mail"] = store.counts(referee.game_id)  # outbox by status, and quarantined
@@ -688,17 +730,29 @@ def restore(
         )
 
 
-def _check_health(store: Store, game_id: int, now: datetime, stuck: int, unread: int) -> None:
+def _check_health(
+    store: Store, game_id: int, now: datetime, stuck: int, unread: int, quarantine: float
+) -> None:
     from datetime import timedelta
 
     from referee.health import check
 
-    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread))
+    if quarantine < 0:
+        fail("--quarantine-days: give 0 or more days")
+    window = timedelta(days=quarantine) if quarantine else None
+    health = check(store, game_id, now, timedelta(minutes=stuck), timedelta(minutes=unread), window)
     for problem in health.problems:
         typer.echo(f"FAIL {problem}")
     if health.problems:
         raise typer.Exit(1)
-    typer.echo("OK   outbox moving, nothing quarantined or undeliverable, the inbox is read")
+    seen = (
+        f" ({health.reported} older mail(s) in quarantine, reported already)"
+        if health.reported
+        else ""
+    )
+    typer.echo(
+        "OK   outbox moving, nothing newly quarantined or undeliverable, the inbox is read" + seen
+    )
 
 
 def _replaceable(path: Path) -> bool:
@@ -953,8 +1007,7 @@ def replay(
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
-    if not _maildir(mbox):
-        _check_mbox(mbox)
+    mbox = _mail_source(mbox, "replay")
     messages = read_mail(mbox)
     missing = undated(messages)
     if missing and strict:
@@ -1004,7 +1057,10 @@ def replay(
 def verify(
     config: ConfigArg,
     inbound: Annotated[
-        Path, typer.Argument(help="the mail the referee received: an mbox, or a Maildir folder")
+        Path,
+        typer.Argument(
+            help="the mail the referee received: an mbox, a Maildir folder, or its cur/ or new/"
+        ),
     ],
     sent: Annotated[
         Path | None,
@@ -1020,8 +1076,9 @@ def verify(
     from referee.verify import verify as run_verify
 
     settings = settings_from(config)
-    if not inbound.is_dir():
-        _check_mbox(inbound)
+    inbound = _mail_source(inbound, "verify")
+    if sent is not None:
+        sent = _mail_source(sent, "verify --sent")
     with answers(settings, "verify"):
         verdict = run_verify(settings, inbound, sent, database=not no_database)
     if as_json:
@@ -1066,10 +1123,31 @@ def _maildir(path: Path) -> bool:
     return path.is_dir() and (path / "cur").is_dir() and (path / "new").is_dir()
 
 
+def _mail_source(path: Path, what: str) -> Path:
+    """The mbox file or Maildir folder `path` names, checked: a Maildir's `cur/`, `new/` or
+    `tmp/` folder stands for the Maildir itself (all its mail is read, said on stderr); a
+    folder that is no Maildir, or a file that is no mbox, is said plainly (new-user review:
+    `verify maildir/cur` printed a raw error)."""
+    if _maildir(path):
+        return path
+    if path.is_dir() and path.name in ("cur", "new", "tmp") and _maildir(path.parent):
+        typer.echo(
+            f"{what}: {path} is a folder of the Maildir {path.parent}: reading the whole Maildir "
+            "(its cur/ and new/)",
+            err=True,
+        )
+        return path.parent
+    _check_mbox(path)
+    return path
+
+
 def _check_mbox(path: Path) -> None:
     """An mbox is a file that starts with a `From ` line; anything else is said plainly."""
     if path.is_dir():
-        fail(f"{path} is a folder but not a Maildir (no cur/, new/): give an mbox or a Maildir")
+        fail(
+            f"{path} is a folder but not a Maildir (no cur/ and new/ in it): give an mbox file, "
+            "a Maildir folder, or its cur/ or new/ folder"
+        )
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)

@@ -1,9 +1,12 @@
 """`nomic-referee status --check`: is the running game healthy? For cron and monitors (205).
 
 It exits non-zero, one line per problem, when mail waits too long in the outbox (the SMTP
-server refuses or is down), when mail is quarantined or undeliverable (an operator must look),
+server refuses or is down), when mail was set aside in quarantine in the last
+`--quarantine-days` (1; 0: whenever any is there) or is undeliverable (an operator must look),
 or when no `run` process has held the game for too long (so no one reads the inbox;
-`--unread-minutes 0` turns that one off for `run --once` from cron).
+`--unread-minutes 0` turns that one off for `run --once` from cron). Mail set aside before
+that window has been reported already: it is named on the OK line and no longer fails, so
+one unreadable mail does not fail the check forever (new-user review).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from sqlalchemy import func
 from sqlmodel import Session, select
 
 from referee.store.store import Store
-from referee.store.tables import GameOwnerRow, OutboxRow
+from referee.store.tables import GameOwnerRow, InboundRow, OutboxRow
 
 
 @dataclass(frozen=True)
@@ -23,15 +26,33 @@ class Health:
     problems: tuple[str, ...]
     oldest_waiting: timedelta | None  # the age of the oldest mail not yet sent
     lease_age: timedelta | None  # how long since a `run` process last held the game
+    reported: int = 0  # mail set aside before the window: reported already, not a problem now
 
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def check(store: Store, game_id: int, now: datetime, stuck: timedelta, unread: timedelta) -> Health:
+def check(
+    store: Store,
+    game_id: int,
+    now: datetime,
+    stuck: timedelta,
+    unread: timedelta,
+    quarantine: timedelta | None = None,
+) -> Health:
+    """The game's problems at `now`; mail set aside in quarantine counts as one only when it
+    was set aside within `quarantine` of `now` (None: whenever it was)."""
     counts = store.counts(game_id)
     with Session(store.engine) as session:
+        set_aside = [
+            (_aware(at), note)
+            for at, note in session.exec(
+                select(InboundRow.received_at, InboundRow.note).where(
+                    InboundRow.game_id == game_id, InboundRow.status == "quarantined"
+                )
+            ).all()
+        ]
         oldest = session.exec(
             select(func.min(OutboxRow.created_at)).where(
                 OutboxRow.game_id == game_id,
@@ -47,10 +68,15 @@ def check(store: Store, game_id: int, now: datetime, stuck: timedelta, unread: t
             f"({counts.get('pending', 0) + counts.get('sending', 0)} waiting); see "
             "`nomic-referee outbox CONFIG --status waiting` and the log's SMTP errors"
         )
-    if counts.get("quarantined", 0):
+    recent = [note for at, note in set_aside if quarantine is None or now - at <= quarantine]
+    if recent:
+        unreadable = sum(1 for note in recent if note.startswith("Unreadable"))
+        told = f" ({unreadable} unreadable, the sender told)" if unreadable else ""
+        within = f" in the last {_days(quarantine)}" if quarantine is not None else ""
         problems.append(
-            f"{counts['quarantined']} mail(s) in quarantine: read the log, fix, move them back "
-            "to the inbox"
+            f"{len(recent)} mail(s) set aside in quarantine{within}{told}: read the log; "
+            "fix and move back to the inbox what should be read again. Once seen, the check "
+            "passes when they are older than --quarantine-days"
         )
     if counts.get("failed", 0):
         problems.append(
@@ -69,7 +95,12 @@ def check(store: Store, game_id: int, now: datetime, stuck: timedelta, unread: t
         problems.append(
             f"the inbox has not been read for {_minutes(held)}: no `run` process holds the game"
         )
-    return Health(tuple(problems), waiting, held)
+    return Health(tuple(problems), waiting, held, len(set_aside) - len(recent))
+
+
+def _days(span: timedelta) -> str:
+    days = span.total_seconds() / 86400
+    return f"{days:g} day" + ("" if days == 1 else "s")
 
 
 def _minutes(span: timedelta) -> str:

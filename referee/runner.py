@@ -239,10 +239,13 @@ class Service:
             self.check_database()  # a database that is down stops us; else the log has it
             log.warning("could not note mail %s as quarantined in the database", mid)
 
-    def _failed(self, raw: bytes, exc: Exception, where: str, summary: Summary) -> None:
+    def _failed(
+        self, raw: bytes, exc: Exception, where: str, summary: Summary, at: datetime | None = None
+    ) -> None:
+        """A mail set aside, noted at `at`: the run's clock (`run --once --now`), else now."""
         summary.failed += 1
         summary.unreadable += isinstance(exc, intake.Unreadable)
-        self.record_failure(raw, exc, self.clock(), where)
+        self.record_failure(raw, exc, at or self.clock(), where)
 
     # ----- holding the game -----------------------------------------------------------------
 
@@ -327,7 +330,7 @@ class Service:
         """Apply what waits in the Maildir, each mail at its delivery time."""
         return (inbox or self._maildir()).drain(
             lambda raw, size, delivered: self.deliver(raw, size, delivered, clock()),
-            lambda raw, exc, where: self._failed(raw, exc, where, summary),
+            lambda raw, exc, where: self._failed(raw, exc, where, summary, clock()),
             self.halt,
         )
 
@@ -369,7 +372,7 @@ class Service:
             return await self._in_thread(self.deliver, raw, size, delivered, clock())
 
         async def failed(raw: bytes, exc: Exception, where: str) -> None:
-            await self._in_thread(self._failed, raw, exc, where, summary)
+            await self._in_thread(self._failed, raw, exc, where, summary, clock())
 
         game, folder = self.game_id, inbox.config.folder
         validity, _ = await asyncio.to_thread(self.store.mailbox, game, folder)

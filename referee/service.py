@@ -70,7 +70,7 @@ from referee.mail.commands import (
 )
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, hints, plain_vote
+from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, courtesy, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
 from referee.mail.quotes import strip_reply
@@ -933,7 +933,9 @@ class Referee:
         if not text or answered or (parsed and len(text.split()) <= SIGN_OFF_WORDS):
             return parsed, hinted  # beside commands, a name or "thanks" alone is no debate
         say = next(s for s in REGISTRY if s.name == "say")
-        shown = first_words(text)
+        # the reply names the words by their first line that is more than "Hi Carla,"
+        talk = [line for line in text.splitlines() if line.strip()]
+        shown = first_words(next((t for t in talk if not courtesy(t, own, others)), text))
         shown = shown if len(shown) <= 72 else _at_word(shown, 71) + "…"
         return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
 
@@ -1008,7 +1010,10 @@ class Referee:
             "reply",
             {
                 "items": items,
-                "unread": [{"line": _cut_line(h.line), "hint": h.meant} for h in unread[:UNREAD]],
+                "unread": [
+                    {"line": _cut_line(h.line), "hint": h.meant, "skipped": h.skipped}
+                    for h in unread[:UNREAD]
+                ],
                 "more": max(len(unread) - UNREAD, 0),
                 "subject": reply_subject(mail.subject),
                 "name": name,

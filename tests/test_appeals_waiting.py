@@ -53,18 +53,28 @@ def test_a_flood_of_appeals_opens_two_a_day_in_order(tmp_path: Path) -> None:
     )
     # the time the day turns, in the game's time zone (Rome: an hour past midnight UTC)
     assert "number 1 in your line, and opens at the start of a new day (UTC):" in said
+    # the limit is the house's, not rule 212's, and it is said once however many wait
+    assert "the most one player may open in a day (a house limit of the referee, not a " in said
+    assert "rule 212" not in said and said.count("the most one player may open") == 1
     assert "Wednesday 2 December 2026, 01:00 CET" in said
     assert [a.id for a in referee.state.appeals] == ["A1", "A2"]
     referee.receive(mail(BOB, appeals(3, 3)), T0 + 2 * HOUR)
     said = replies(referee, BOB)[-1]
     assert "number 2 in your line" in said and "Wednesday 2 December 2026, 01:00 CET" in said
+    assert said.count("the most one player may open") == 1 and said.count("Waiting.") == 3
+    assert "Waiting. Taken, not opened yet, by the same limit: your appeal waits, number 3" in said
     assert "number 3 in your line" in said and "number 4 in your line" in said
     assert "Thursday 3 December 2026, 01:00 CET" in said  # two of his a day
     # STATUS lists his waiting appeals: when sent, when each opens, how each begins
     referee.receive(mail(BOB, "STATUS"), T0 + 3 * HOUR)
     status = replies(referee, BOB)[-1]
-    assert "Your appeals waiting for a day of your limit (rule 212):" in status
-    assert "1. Appeal sent Tuesday 1 December 2026, 11:00 CET, opens Wednesday" in status
+    assert (
+        "Your appeals waiting for a day of your limit (a house limit of the referee, not a rule "
+        "of the game):" in status
+    )
+    # each waiting appeal is its own item of the list
+    assert "of the game): - 1. Appeal sent Tuesday 1 December 2026, 11:00 CET, opens Wed" in status
+    assert '"Question 2: may I?" - 2. Appeal sent' in status
     assert '"Question 2: may I?"' in status and '"Question 5: may I?"' in status
     referee.receive(mail(CARLA, "STATUS"), T0 + 3 * HOUR)
     assert "waiting for a day" not in replies(referee, CARLA)[-1]  # his, not hers
@@ -111,11 +121,15 @@ def test_in_italian_the_reply_and_the_table_say_when_it_opens(italian: Referee) 
     assert "Fatto. Il tuo appello è A1." in said
     assert "In attesa. Accolto, non ancora aperto: oggi hai già aperto 1 appello o accusa" in said
     assert "Il tuo appello resta in attesa, 1° nella tua fila" in said
+    assert "il massimo per un giocatore in un giorno (un limite della casa dell'arbitro" in said
     assert "mercoledì 2 dicembre 2026, 01:00 CET" in said
     referee.receive(mail(BOB, "STATO"), T0 + 2 * HOUR)
     status = replies(referee, BOB)[-1]
-    assert "Il tuo appello in attesa di un giorno del tuo limite (regola 212):" in status
-    assert "1. Appello inviato martedì 1 dicembre 2026, 11:00 CET, si apre mercoledì" in status
+    assert (
+        "Il tuo appello in attesa di un giorno del tuo limite (un limite della casa "
+        "dell'arbitro, non una regola del gioco): - 1. Appello inviato martedì 1 dicembre "
+        "2026, 11:00 CET, si apre mercoledì" in status
+    )
     referee.receive(mail(CARLA, "STATO"), MIDNIGHT + HOUR)  # the day turned before it
     assert [a.id for a in referee.state.appeals] == ["A1", "A2"]
     opened = plain(last(referee, "appeal_opened", ADA))
@@ -192,3 +206,35 @@ def test_replay_and_verify_reproduce_the_waiting_and_the_opening(tmp_path: Path)
     verdict = verify(settings, tmp_path / "inbound.mbox", tmp_path / "live.mbox")
     assert verdict.ok, verdict.divergence
     assert verdict.database_links == verdict.links and verdict.sent_checked == len(live_mail)
+
+
+def test_the_status_command_lists_open_and_waiting_appeals(tmp_path: Path) -> None:
+    """The operator's `nomic-referee status` shows the appeals as the players' STATUS does:
+    each open one and whom it waits for, and those waiting for a new day (new-user review)."""
+    import subprocess
+    import sys
+
+    config = write_config(tmp_path)
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("appeals_per_day = 1000", "appeals_per_day = 1"),
+        encoding="utf-8",
+    )
+    settings = load_settings(config)
+    referee = game(settings)
+    try:
+        referee.receive(mail(BOB, appeals(0, 2)), T0 + HOUR)
+    finally:
+        referee.store.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "status", str(config), "--now", (T0 + HOUR).isoformat()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "appeals: 1 open, 0 settled, 1 waiting for a new day" in done.stdout
+    assert "  A1  appeal by Bob Rossi: waits for the ruling of Ada Lovelace" in done.stdout
+    assert (
+        "  waiting  appeal by Bob Rossi, sent Tue 01 Dec 2026 11:00 CET, "
+        "opens Wed 02 Dec 2026 01:00 CET"
+    ) in done.stdout

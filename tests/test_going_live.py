@@ -255,7 +255,20 @@ def test_status_check_for_monitors(tmp_path: Path) -> None:
     assert cli("run", "--once", "--now", later, config).returncode == 0
     quarantined = cli("status", "--check", "--unread-minutes", "0", "--now", later, config)
     assert quarantined.returncode == 1
-    assert quarantined.stdout.startswith("FAIL 1 mail(s) in quarantine")
+    assert quarantined.stdout.startswith(
+        "FAIL 1 mail(s) set aside in quarantine in the last 1 day (1 unreadable, the sender told)"
+    )
+    # a day on, it has been reported: the operator is not paged for it forever
+    days_on = "2026-12-02T11:00:01+00:00"
+    seen = cli("status", "--check", "--unread-minutes", "0", "--now", days_on, config)
+    assert seen.returncode == 0, seen.stdout
+    assert seen.stdout.startswith("OK") and "1 older mail(s) in quarantine" in seen.stdout
+    week = ("--quarantine-days", "7")
+    kept = cli("status", "--check", *week, "--unread-minutes", "0", "--now", days_on, config)
+    assert kept.returncode == 1 and "in the last 7 days" in kept.stdout
+    always = ("--quarantine-days", "0")
+    kept = cli("status", "--check", *always, "--unread-minutes", "0", "--now", days_on, config)
+    assert kept.returncode == 1 and kept.stdout.startswith("FAIL 1 mail(s) set aside")
 
 
 def test_json_log_lines_at_the_configured_level(tmp_path: Path) -> None:

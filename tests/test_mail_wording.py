@@ -186,3 +186,60 @@ def test_the_italian_examples_players_write_italian_subjects(
     assert "Re: La mia proposta" in replies
     english = ("My proposal", "An appeal", "Proposal 301", "Ruling on", "King:", "Turn ")
     assert not [s for s in replies if any(word in s for word in english)]
+
+
+@pytest.mark.parametrize(
+    ("language", "vote", "said", "doubled"),
+    [
+        ("en", "VOTE 301 YES", "amend rule 201 (now rule 301)", "(201) (now rule 301)"),
+        ("it", "VOTO 301 SÌ", "emendare la regola 201 (ora regola 301)", "(201) (ora regola 301)"),
+    ],
+)
+def test_a_label_that_is_the_rules_old_number_is_not_said_twice(
+    tmp_path: Path, language: str, vote: str, said: str, doubled: str
+) -> None:
+    """A ruleset whose document numbers rule 201 as `201` (its label): once proposal 301 has
+    renumbered it, the mail says "amend rule 201 (now rule 301)", not "(201) (now rule 301)"."""
+    import shutil
+    from datetime import timedelta
+
+    from referee.config import load_settings
+    from referee.service import Referee
+    from referee.store.store import Store
+    from tests.conftest import write_config
+    from tests.helpers import T0, mail
+
+    shutil.copytree(ROOT / "ruleset" / language, tmp_path / "rules")
+    first = tmp_path / "rules" / "201.md"
+    first.write_text(
+        first.read_text(encoding="utf-8").replace(
+            "number = 201\n", 'number = 201\nlabel = "201"\n'
+        ),
+        encoding="utf-8",
+    )
+    config = write_config(tmp_path, language)
+    text = config.read_text(encoding="utf-8").replace(
+        "timezone = ", 'ruleset = "rules"\ntimezone = '
+    )
+    config.write_text(text, encoding="utf-8")
+    settings = load_settings(config)
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0)
+        amend = "PROPOSE AMEND 201\nTurns go by surname.\nEND"
+        if language == "it":
+            amend = "PROPONGO EMENDARE 201\nI turni vanno per cognome.\nFINE"
+        referee.receive(mail(CARLA, amend), T0 + timedelta(hours=1))
+        referee.advance(T0 + 8 * DAY)
+        for who in (ADA, BOB, CARLA):
+            referee.receive(mail(who, vote), T0 + 8 * DAY + timedelta(hours=1))
+        assert 301 in [r.number for r in referee.state.rules_in_force]  # renumbered (109)
+        result = next(r for r in store.outbox(referee.game_id) if r.kind == "vote_result")
+        message = message_from_bytes(result.raw, policy=email.policy.default)
+        assert isinstance(message, EmailMessage)
+        body = message.get_body(("plain",))
+        assert body is not None
+        words = " ".join(str(body.get_content()).split())
+        assert said in words and doubled not in words
+    finally:
+        store.close()

@@ -110,8 +110,9 @@ def test_mail_read_after_a_later_event_says_so_and_replays_byte_for_byte(tmp_pat
             "Read late. Your mail was delivered on Tuesday 8 December 2026, 10:59:00 CET but "
             "read only after the debate on proposal 301 had closed (Tuesday 8 December 2026, "
             "11:00:00 CET). It took effect on Tuesday 8 December 2026, 11:00:00 CET, as if it "
-            "had been delivered then."
+            "had been delivered then. This is what the referee"  # a new sentence, capitalised
         ) in carla
+        assert "Hello Ada Lovelace, this is what the referee" in ada
         assert "> REVISE 301 Refused." in carla  # the debate was over when it took effect
         assert (
             "Read late. Your mail was delivered on Tuesday 8 December 2026, 11:15:00 CET but "
@@ -165,14 +166,14 @@ def test_mail_read_after_a_later_event_says_so_and_replays_byte_for_byte(tmp_pat
             "Read late. Your mail was delivered on Tuesday 8 December 2026, 10:58:30 CET but "
             "read only after the debate on proposal 301 had closed (Tuesday 8 December 2026, "
             "11:00:00 CET). It took effect on Tuesday 8 December 2026, 11:00:00 CET, as if it "
-            "had been delivered then.",
+            "had been delivered then. This is what the referee of",
         ),
         (
             "it",
             "Letta in ritardo. La tua mail è stata consegnata martedì 8 dicembre 2026, 10:58:30 "
             "CET ma letta solo dopo che si era chiuso il dibattito sulla proposta 301 (martedì "
             "8 dicembre 2026, 11:00:00 CET). Ha avuto effetto martedì 8 dicembre 2026, 11:00:00 "
-            "CET, come se fosse stata consegnata allora.",
+            "CET, come se fosse stata consegnata allora. Ecco che cosa ha fatto l'arbitro",
         ),
     ],
 )

@@ -26,6 +26,10 @@ def test_an_unknown_line_is_quoted_back_with_the_nearest_command(referee: Refere
     assert "> STAUS Not done yet. This reads as STATUS." in answer  # a whole command
     assert "> Hi all," not in answer  # a greeting is the player's own: never quoted back
     assert "Be kind." not in answer and "> END" not in answer  # the misspelt command's text
+    assert (  # ... is not dropped silently: the reply says it was not taken, and why
+        "Did you mean PROPOSE ENACT? The 2 lines after it, through END, were not taken either, "
+        "since the command line above them was not understood" in answer
+    )
     assert referee.state.proposal(301) is None  # a typo is never guessed into a proposal
     assert outbox(referee, "debate") == []
 
@@ -40,7 +44,8 @@ def test_italian_lines_are_quoted_back_in_italian(tmp_path: Path) -> None:
         answer = flat(outbox(referee, "reply", CARLA)[-1])
         assert (
             "Non ho dato seguito a queste righe: > PROPONGO PROMULGRE "
-            "Intendevi PROPONGO PROMULGARE?" in answer
+            "Intendevi PROPONGO PROMULGARE? Nemmeno le 2 righe che la seguono, fino a FINE, "
+            "sono state prese, perché la riga del comando non è stata capita" in answer
         )
 
         propose(referee, italian=True)
@@ -282,3 +287,60 @@ def test_a_flood_of_lines_is_counted_not_searched() -> None:
     assert len(found) == SEARCHED + 40
     assert all(h.meant == "VOTE 301 NO" for h in found[:SEARCHED])
     assert all(h.meant == "" for h in found[SEARCHED:])
+
+
+def test_a_misspelt_question_is_offered_as_a_question_not_a_move(tmp_path: Path) -> None:
+    """STATUS, RULES and the other questions only answer the asker: the reply asking to confirm
+    one speaks of its answer, never of the table (new-user review)."""
+    for language, line, said in (
+        (
+            "en",
+            "STAUS",
+            "> STAUS Not done yet. This reads as STATUS. To have its answer, reply to this mail "
+            "with a bare yes, or send STATUS on a line of its own; only you get the answer.",
+        ),
+        (
+            "it",
+            "STAOT",
+            "> STAOT Non ancora fatto. Sembra voler dire STATO. Per avere la risposta, rispondi a "
+            "questa mail con un semplice sì, oppure manda STATO su una riga a sé; la risposta "
+            "arriva solo a te.",
+        ),
+    ):
+        (tmp_path / language).mkdir()
+        settings = load_settings(write_config(tmp_path / language, language))
+        store = Store(settings.database_url)
+        try:
+            referee = Referee.create(store, settings, T0)
+            referee.receive(mail(BOB, line, at=T0 + HOUR), T0 + HOUR)
+            question = outbox(referee, "reply", BOB)[-1]
+            assert said in flat(question)
+            assert "table" not in flat(question) and "tavolo" not in flat(question)
+            yes = "sì" if language == "it" else "yes"
+            at = T0 + 2 * HOUR
+            referee.receive(client_reply(question, BOB, yes, at, language == "it"), at)
+            answer = flat(outbox(referee, "reply", BOB)[-1])
+            read_as = "(letto come STATO) Fatto." if language == "it" else "(read as STATUS) Done."
+            assert read_as in answer and "Carla De Santis" in answer  # whose turn it is
+        finally:
+            store.close()
+
+
+def test_greetings_and_sign_offs_are_never_quoted_back(referee: Referee) -> None:
+    """Neither as the debate the reply names ("Hi Carla," is not what was said) nor as lines
+    not acted on: "Thanks in advance!", "Grazie in anticipo", "xoxo", an initial alone."""
+    propose(referee)
+    circulated = outbox(referee, "proposal_circulated", ADA)[0]
+    words = "Hi Carla,\n\nNicknames are fun.\n\nThanks in advance!\nxoxo\nA."
+    referee.receive(client_reply(circulated, ADA, words, T0 + 2 * HOUR), T0 + 2 * HOUR)
+    answer = flat(outbox(referee, "reply", ADA)[-1])
+    assert "> Nicknames are fun Done. Your words on proposal 301 went to the table" in answer
+    assert "> Hi Carla" not in answer
+    assert "Hi Carla," in flat(outbox(referee, "debate", BOB)[-1])  # relayed as written
+
+    sign_offs = "STATUS\nThanks in advance!\nGrazie in anticipo\nxoxo\nB.\nSee my note."
+    referee.receive(mail(BOB, sign_offs, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+    answer = flat(outbox(referee, "reply", BOB)[-1])
+    assert "I did not act on these lines: > See my note." in answer
+    for line in ("Thanks in advance", "Grazie in anticipo", "xoxo", "> B."):
+        assert line not in answer

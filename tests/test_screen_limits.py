@@ -29,7 +29,9 @@ def test_appeals_beyond_the_days_limit_wait_for_midnight(tmp_path: Path) -> None
     assert [w["appellant"] for w in waiting] == [BOB] * 4
     assert {w["opens"] for w in waiting} == {"2026-12-02T00:00:00+00:00"}
     said = " ".join(done.replies_to(BOB)[-1].split())
-    assert said.count("Waiting. Taken, not opened yet: you have opened 5 appeals") == 3
+    # the limit said once, then a short line for each other appeal that waits
+    assert said.count("Waiting. Taken, not opened yet: you have opened 5 appeals") == 1
+    assert said.count("Waiting. Taken, not opened yet, by the same limit: your appeal") == 2
     assert "number 2 in your line" in said and "number 4 in your line" in said
     second = " ".join(done.replies_to(BOB)[-2].split())
     assert second.count("Waiting.") == 1  # the sixth, in the second mail

@@ -123,7 +123,7 @@ def test_a_players_unreadable_mail_is_kept_and_answered_and_run_once_exits_0(
     (row,) = told(store, game_id, ("unreadable", "unreadable_note"))
     assert row.kind == "unreadable" and row.recipient == CARLA and row.status == "sent"
     answer = parsed(row)
-    assert answer["Subject"] == "Your mail could not be read"
+    assert answer["Subject"] == "[Test Nomic] Your mail could not be read"  # the game's tag
     assert answer["In-Reply-To"] == "<deep-carla@example.org>"  # in the mail's own thread
     text = text_of(answer)
     assert text.startswith("Hello Carla De Santis,")
@@ -153,7 +153,7 @@ def test_strangers_and_machines_get_at_most_the_days_short_note(
     (note,) = told(store, game_id, ("unreadable", "unreadable_note"))
     assert note.kind == "unreadable_note" and note.recipient == STRANGER
     message = parsed(note)
-    assert message["Subject"] == "A mail could not be read"
+    assert message["Subject"] == "[Test Nomic] A mail could not be read"
     assert message["In-Reply-To"] is None  # not even its Message-ID goes back
     text = text_of(message)
     assert "could not be read" in text and "more than 100 parts inside one another" in text
@@ -242,12 +242,15 @@ def test_only_a_player_the_server_vouches_for_is_answered_and_verify_agrees(
     subjects = [str(parsed(r)["Subject"]) for r in answers]
     texts = [text_of(parsed(r)) for r in answers]
     if language == "en":
-        assert subjects == ["Your mail could not be read", "A mail could not be read"]
+        assert subjects == [
+            "[Test Nomic] Your mail could not be read",
+            "[Test Nomic] A mail could not be read",
+        ]
         assert "as plain text" in texts[0]
     else:
         assert subjects == [
-            "Non è stato possibile leggere la tua mail",
-            "Non è stato possibile leggere una mail",
+            "[Test Nomic] Non è stato possibile leggere la tua mail",
+            "[Test Nomic] Non è stato possibile leggere una mail",
         ]
         assert texts[0].startswith("Ciao Bob Rossi,")
         assert "più di 100 parti una dentro l'altra" in texts[0]
@@ -276,3 +279,30 @@ def test_a_player_shown_only_by_a_signature_checked_here_gets_the_short_note(
         assert (row.kind, row.recipient) == ("unreadable_note", CARLA)
     finally:
         store.close()
+
+
+def test_verify_of_an_export_passes_when_an_unreadable_mail_was_answered(
+    game: tuple[Path, Settings, Store, int],
+) -> None:
+    """Such a mail makes no link, so `export-mail` does not hold it; its answer is named in a
+    note, not taken for a mail the rules never make (new-user review)."""
+    config, settings, store, game_id = game
+    at = T0 + timedelta(hours=3)
+    drop(settings, "1.deep", deep(CARLA, "<deep-carla@example.org>"), at)
+    drop(settings, "2.status", mail(BOB, "STATUS"), at + timedelta(hours=1))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+    done = cli("run", str(config), "--once", "--now", (at + timedelta(hours=1)).isoformat())
+    assert done.returncode == 0, done.stderr
+    assert told(store, game_id, ("unreadable",))
+    record = settings.folder / "record.mbox"
+    done = cli("export-mail", str(config), "--out", str(record), "--sent")
+    assert done.returncode == 0, done.stderr
+    done = cli(
+        "verify", str(config), str(record), "--sent", str(settings.folder / "record.sent.mbox")
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS" in done.stdout
+    assert "note: 1 answer(s) to mail that could not be read not checked" in done.stdout

@@ -13,7 +13,7 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -286,3 +286,45 @@ def test_the_exported_record_keeps_a_players_own_from_lines(tmp_path: Path) -> N
     verdict = verify(settings, tmp_path / "record.mbox", database=False)
     assert verdict.ok, verdict.divergence
     assert verdict.head == head
+
+
+@pytest.mark.parametrize("folder_of", [lambda box: box / "cur", lambda box: box])
+def test_verify_takes_a_maildir_or_its_cur_folder(
+    game: tuple[Path, Settings], folder_of: Callable[[Path], Path]
+) -> None:
+    """The operator points verify at the Maildir the service moved the mail to, or at its cur/
+    folder as a file manager shows it (new-user review: a raw error)."""
+    folder, settings = game
+    processed = settings.maildir / ".Processed"
+    given = folder_of(processed)
+    done = subprocess.run(
+        [
+            *CLI,
+            "verify",
+            str(folder / "game.toml"),
+            str(given),
+            "--sent",
+            str(folder / "sent.mbox"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "PASS" in done.stdout and "Errno" not in done.stderr
+    if given.name == "cur":
+        assert f"is a folder of the Maildir {processed}: reading the whole Maildir" in done.stderr
+
+
+def test_verify_of_a_folder_that_is_no_maildir_says_so(game: tuple[Path, Settings]) -> None:
+    folder, _ = game
+    (folder / "letters").mkdir()
+    done = subprocess.run(
+        [*CLI, "verify", str(folder / "game.toml"), str(folder / "letters")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is a folder but not a Maildir (no cur/ and new/ in it)" in done.stderr
+    assert "its cur/ or new/ folder" in done.stderr

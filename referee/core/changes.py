@@ -115,7 +115,8 @@ def rule_change_data(change: RuleChange) -> dict[str, Any]:
         "renumbered": change.renumbered,
         "proposal": change.proposal,
         "parameters": [{"name": p.name, "old": p.old, "new": p.new} for p in change.parameters],
-        "label": change.label,
+        # the label beside the old number, unless it is that number ("Rule 201 (201)")
+        "label": "" if change.label == str(change.old_number) else change.label,
     }
 
 

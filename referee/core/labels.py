@@ -91,6 +91,14 @@ def display(rule: Rule, rules: Sequence[Rule] = ()) -> str:
     return rule.path if "/" in rule.path else rule.label
 
 
+def beside(rule: Rule, rules: Sequence[Rule], cited: int | None) -> str:
+    """The label to show beside the number `cited` for `rule` (an older number of it, once it
+    is renumbered): `display`, or empty when the label only repeats that number (a document
+    numbered as the game is: "amend rule 201 (201) (now rule 401)" says 201 twice)."""
+    label = display(rule, rules)
+    return "" if cited is not None and label == str(cited) else label
+
+
 def shown(rule: Rule) -> str:
     """`103 (§ 2.2)`: the number, with the label beside it when the rule has one."""
     label = display(rule)

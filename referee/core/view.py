@@ -67,7 +67,8 @@ def proposal_data(state: GameState, p: Proposal) -> dict[str, Any]:
         "kind": p.kind.value,
         "target": p.target_number,
         "target_now": target.number if target else None,
-        "target_label": labels.display(target, state.rules) if target else "",
+        # the label beside the number cited, unless it is that number ("rule 201 (201)")
+        "target_label": labels.beside(target, state.rules, p.target_number) if target else "",
         "target_mutable": target.mutable if target else None,
         "amendment": amendment,
         "status": p.status.value,

@@ -48,7 +48,7 @@ COURTESY: dict[str, tuple[str, ...]] = {
         "kind regards", "warm regards", "best wishes", "best", "all the best", "yours",
         "yours truly", "sincerely", "yours sincerely", "bye", "goodbye", "see you",
         "see you soon", "talk soon", "speak soon", "take care", "love", "have a nice day",
-        "have a good day",
+        "have a good day", "thanks in advance", "thank you in advance", "xoxo", "xo",
     ),
     "it": (
         "ciao", "salve", "buongiorno", "buon giorno", "buonasera", "buona sera",
@@ -56,7 +56,8 @@ COURTESY: dict[str, tuple[str, ...]] = {
         "grazie", "grazie mille", "mille grazie", "grazie ancora", "saluti", "cari saluti",
         "cordiali saluti", "distinti saluti", "tanti saluti", "un saluto", "un caro saluto",
         "a presto", "a dopo", "a domani", "alla prossima", "buona giornata", "buona serata",
-        "un abbraccio", "arrivederci", "a risentirci",
+        "un abbraccio", "arrivederci", "a risentirci", "grazie in anticipo",
+        "grazie in anticipo a tutti", "baci", "un bacio",
     ),
 }  # fmt: skip
 # Whom a greeting names besides the players: "Hi all", "Ciao a tutti", "Dear referee".
@@ -90,6 +91,7 @@ class Hint:
     line: str
     meant: str = ""  # a command, written out, that the line seems to mean
     confirm: bool = False  # `meant` is a whole command: applied when the player confirms it
+    skipped: int = 0  # the lines after it through END, the misspelt command's text: not taken
 
 
 @functools.lru_cache(maxsize=8192)
@@ -251,6 +253,8 @@ def _courtesy(line: str, mine: frozenset[str], theirs: frozenset[str]) -> bool:
     """Whether a line only greets or signs off ("Hi all,", "Thanks, Ada", "Un saluto") or only
     names the sender (`mine`: the words of the sender's names; `theirs`: of every player's)."""
     words = _words(line)
+    if len(words) == 1 and len(words[0]) == 1 and line.strip().rstrip(".") == line.strip()[:1]:
+        return True  # an initial alone signs the mail: "B."
     at, greeted, named = 0, False, False
     while at < len(words):
         took = _phrase_at(words, at, _COURTESY)
@@ -266,6 +270,13 @@ def _courtesy(line: str, mine: frozenset[str], theirs: frozenset[str]) -> bool:
         named = named or words[at] not in mine
         at += 1
     return bool(words) and (greeted or not named)
+
+
+def courtesy(line: str, own: Collection[str] = (), others: Collection[str] = ()) -> bool:
+    """Whether a line only greets, signs off or names a player (`own`: the sender's names;
+    `others`: the other players'): never the words a reply quotes as the mail's."""
+    mine = frozenset(w for name in own for w in _words(name))
+    return _courtesy(line, mine, mine | {w for name in others for w in _words(name)})
 
 
 def _block_end(ends: list[int], index: int, meant: str, used: set[int]) -> int:
@@ -325,9 +336,10 @@ def hints(
         meant = nearest(line, sender, language)
         if meant:
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
-            found.append(Hint(at, line, meant, confirm=whole(meant, sender)))
-            if not debate:  # its text, to END, is the misspelt command's, quoted with it
+            if not debate:  # its text, to END, is the misspelt command's: said, not quoted
                 index = _block_end(ends, at, meant, used)
+            skipped = index - at - 1
+            found.append(Hint(at, line, meant, confirm=whole(meant, sender), skipped=skipped))
             continue
         if debate or not any(c.isalnum() for c in line) or _courtesy(line, mine, theirs):
             continue

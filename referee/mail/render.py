@@ -25,8 +25,9 @@ import jinja2
 from babel.dates import format_datetime
 from markupsafe import Markup
 
+from referee.core.events import QueryKind
 from referee.core.printable import printable, printable_data
-from referee.mail.commands import help_rows
+from referee.mail.commands import help_rows, match
 from referee.mail.markup import Markup as MailMarkup
 from referee.mail.markup import page, to_html, to_plain
 from referee.mail.relay import Relay
@@ -151,6 +152,7 @@ class Renderer:
             ruleset_files=(),
         )
         env.tests["block"] = opens_block
+        env.tests["query"] = is_query
         return env
 
     def when(self, value: datetime | str | None) -> str:
@@ -277,3 +279,14 @@ def _plain_finalize(value: Any) -> Any:
 
 def _subject(line: str) -> str:
     return " ".join(line.split())
+
+
+_QUERIES = frozenset(kind.value for kind in QueryKind)
+
+
+def is_query(command: object) -> bool:
+    """Whether a command written out (`STATUS`, `REGOLA 201`) only asks the referee something
+    (STATUS, RULES, RULE, HISTORY, SCORES, HELP): its answer goes to the asker alone, so a
+    reply asking to confirm it speaks of an answer, not of moves or the table."""
+    found = match(str(command))
+    return found is not None and found[0].name in _QUERIES
