@@ -545,7 +545,6 @@ class Store:
             raise StoreError("batched commits are for a replay's store in memory")
         with Session(self.engine, expire_on_commit=False) as session:
             self._batch = session
-            self._batch_connection = session.connection()
             try:
                 yield
                 session.commit()
@@ -555,6 +554,8 @@ class Store:
     @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
         if self._batch is not None:
+            if self._batch_connection is None:  # the batch's transaction begins here
+                self._batch_connection = self._batch.connection()
             work = UnitOfWork(self._batch, game_id, self._batch_connection)
             driver = work.driver()
             if driver is None:  # not SQLite's own driver: SQLAlchemy's SAVEPOINT
