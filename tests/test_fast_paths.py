@@ -99,3 +99,35 @@ def check(work: UnitOfWork, referee: Referee) -> None:
     seen = both(work, stored._SEEN, {"g": game, "k": [*keys[:2], "nothing"]})
     assert len(seen) == 2
     assert both(work, stored._LAST_SEQ, {"g": game})[0][0] >= 4
+
+
+def test_a_batch_numbers_events_as_the_log_does_even_with_a_unit_inside_another(
+    settings: Settings,
+) -> None:
+    """A replay's batch keeps the last event's number between units instead of reading it:
+    a unit opened inside another, or undone, must still leave the log numbered 1, 2, 3 …"""
+    store = Store("sqlite://")
+    try:
+        referee = Referee.create(store, settings, T0)
+        game = referee.game_id
+        event = {"kind": "test"}
+        with store.batch():
+            with store.unit(game) as work:
+                start = work.last_seq()
+                work.append_event(event, T0, None)
+            with store.unit(game) as outer:
+                outer.append_event(event, T0, None)
+                with store.unit(game) as inner:
+                    inner.append_event(event, T0, None)
+            with store.unit(game) as work:
+                work.append_event(event, T0, None)
+                work.save_state(referee.state)
+            with pytest.raises(RuntimeError), store.unit(game) as work:
+                work.append_event(event, T0, None)
+                raise RuntimeError("undone")
+            with store.unit(game) as work:
+                work.append_event(event, T0, None)
+        numbers = [seq for seq, _, _, _ in store.event_log(game)]
+        assert numbers == list(range(1, start + 6))
+    finally:
+        store.close()

@@ -114,6 +114,9 @@ class Store:
         self.memory = url in ("sqlite://", "sqlite:///:memory:")
         self._batch: Session | None = None  # see `batch`
         self._batch_connection: Connection | None = None  # its connection, taken once
+        self._known: dict[int, tuple[int | None, int | None]] = {}  # see `unit`
+        self._open = 0  # units of the batch open now
+        self._inner = False  # a unit was opened inside the one open now
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head).
@@ -550,6 +553,7 @@ class Store:
                 session.commit()
             finally:
                 self._batch = self._batch_connection = None
+                self._known.clear()
 
     @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
@@ -567,14 +571,30 @@ class Store:
             # (SQLAlchemy's own cost more than the unit's statements; nothing else reads
             # the session meanwhile, see `batch`)
             driver.execute("SAVEPOINT unit")
+            # The event and snapshot numbers the last unit left: only the batch's units write
+            # the game, so they need not be read again (kept only once a unit is released)
+            # (a unit inside another reads them: the outer one's are not known yet)
+            nested = self._open > 0
+            if not nested:
+                work._seq, work._snapshot_seq = self._known.get(game_id, (None, None))
+            self._open += 1
             try:
                 yield work
                 work.flush()
+                known = work.known()
             except BaseException:
                 driver.execute("ROLLBACK TO SAVEPOINT unit")
                 driver.execute("RELEASE SAVEPOINT unit")
                 raise
+            finally:
+                self._open -= 1
             driver.execute("RELEASE SAVEPOINT unit")
+            self._known.clear()
+            if nested:
+                self._inner = True  # the outer unit's numbers may be stale: not kept
+            elif not self._inner:
+                self._known[game_id] = known
+            self._inner = self._inner and nested
             return
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
@@ -901,6 +921,7 @@ class UnitOfWork:
         self.session = session
         self.game_id = game_id
         self._seq: int | None = None
+        self._snapshot_seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
         self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
         # The sender's authentication verdict of this unit's mail ({"ok", "why"}), for its link
@@ -1034,6 +1055,16 @@ class UnitOfWork:
         mails, commands, empty = self._run(_TODAY, params).one()
         return SenderDay(int(mails), int(commands), int(empty))
 
+    def snapshot_seq(self) -> int:
+        """The last event the game's state snapshot includes."""
+        if self._snapshot_seq is None:
+            self._snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
+        return self._snapshot_seq
+
+    def known(self) -> tuple[int, int]:
+        """(the last event's number, the snapshot's): what a batch's next unit starts from."""
+        return self.last_seq(), self.snapshot_seq()
+
     def last_seq(self) -> int:
         if self._seq is None:
             self._seq = int(self._run(_LAST_SEQ, {"g": self.game_id}).scalar() or 0)
@@ -1057,11 +1088,11 @@ class UnitOfWork:
         """Snapshot the state every SNAPSHOT_EVERY events; the event log covers the gap."""
         seq = self.last_seq()
         if not force:
-            snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
-            force = seq - snapshot_seq >= SNAPSHOT_EVERY
+            force = seq - self.snapshot_seq() >= SNAPSHOT_EVERY
         if force:
             snapshot = {"g": self.game_id, "e": state.events, "s": dump_state(state), "q": seq}
             self._run(_SAVE_SNAPSHOT, snapshot)
+            self._snapshot_seq = seq
         else:
             self._run(_SAVE_COUNT, {"g": self.game_id, "e": state.events})
 
