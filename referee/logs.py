@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from referee.config import LogConfig
+if TYPE_CHECKING:  # `--help` and `--version` quiet the libraries without loading the config
+    from referee.config import LogConfig
 
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LIBRARIES = ("apscheduler", "alembic", "aioimaplib", "aiosmtplib", "mail.log", "sqlalchemy")

@@ -363,13 +363,68 @@ class Service:
         inbox = ImapInbox(self.settings.imap, self.settings.game.max_mail_bytes)
         await inbox.connect()
         try:
-            return await self._drain(inbox, summary, lambda: moment)
+            if self.postman is None or self._work is not None:
+                return await self._drain(inbox, summary, lambda: moment)
+            return await self._drain_sending(inbox, summary, moment)
         finally:
             await inbox.close()
 
-    async def _drain(self, inbox: ImapInbox, summary: Summary, clock: Clock) -> int:
+    async def _drain_sending(self, inbox: ImapInbox, summary: Summary, moment: datetime) -> int:
+        """The drain of `run --once`, with the mail it queues sent meanwhile, as `run` sends
+        it: each mail is applied in the game's own thread while the postman sends what the
+        mail before it queued, so a burst's replies go out while the next mails are read
+        instead of all after them (issue 19: the burst bench). Every mail is still applied,
+        committed and moved before the next; what is sent is what is committed, recorded
+        one by one, and whatever is due after the drain goes out after it as before."""
+        assert self.postman is not None
+        postman = self.postman
+        wake = asyncio.Event()
+        drained = False
+
+        async def send() -> None:
+            while True:
+                await wake.wait()
+                wake.clear()
+                if self.halt.is_set():
+                    return
+                self._count(summary, await postman.deliver_due(moment))
+                if drained:
+                    return
+
+        self._work = ThreadPoolExecutor(1, thread_name_prefix=f"game-{self.game_id}")
+        sender = asyncio.create_task(send())
+        try:
+            try:
+                done = await self._drain(inbox, summary, lambda: moment, after=wake.set)
+            except BaseException:  # the drain's failure is the one to report
+                drained = True
+                wake.set()
+                with contextlib.suppress(Exception):
+                    await sender
+                raise
+            drained = True
+            wake.set()
+            await sender
+        finally:
+            work, self._work = self._work, None
+            if work is not None:
+                work.shutdown(wait=True)
+        return done
+
+    async def _drain(
+        self,
+        inbox: ImapInbox,
+        summary: Summary,
+        clock: Clock,
+        after: Callable[[], None] | None = None,
+    ) -> int:
+        """Apply what waits in the IMAP inbox; `after` is called once each mail is applied."""
+
         async def handle(raw: bytes, size: int, delivered: datetime | None) -> Exception | None:
-            return await self._in_thread(self.deliver, raw, size, delivered, clock())
+            problem = await self._in_thread(self.deliver, raw, size, delivered, clock())
+            if after is not None:
+                after()
+            return problem
 
         async def failed(raw: bytes, exc: Exception, where: str) -> None:
             await self._in_thread(self._failed, raw, exc, where, summary, clock())

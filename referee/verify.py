@@ -252,6 +252,24 @@ def _until(
     return max(ends, default=None)
 
 
+@dataclass(frozen=True)
+class _LinkName:
+    """How a divergence names a link, `link 12 (mail at …, message <id>)`: the message's id is
+    read from its headers only when the name is shown (a replay's every link would pay for
+    parsing them again)."""
+
+    seq: int
+    kind: str
+    at: datetime
+    raw: bytes | None
+
+    def __str__(self) -> str:
+        where = f"link {self.seq} ({self.kind} at {self.at.isoformat()}"
+        return where + (
+            f", message {intake.identify(self.raw)[0]})" if self.raw is not None else ")"
+        )
+
+
 def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -> None:
     store = Store(settings.database_url)
     try:
@@ -284,17 +302,18 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
     bound: list[dict[str, Any]] = []
     for index, row in enumerate(links):
         record = _json(row.record)
-        where = f"link {row.seq} ({row.kind} at {row.at.isoformat()}"
-        where += f", message {intake.identify(row.raw)[0]})" if row.raw is not None else ")"
+        where = _LinkName(row.seq, row.kind, row.at, row.raw)
         if record.get("prev") != previous or chain.head_of(row.record) != row.head:
             verdict.fail(
-                Divergence(where, "the stored link does not hash to its head", row.head, previous)
+                Divergence(
+                    str(where), "the stored link does not hash to its head", row.head, previous
+                )
             )
             return
         if row.raw is not None and record.get("raw") != chain.mail_digest(row.raw):
             verdict.fail(
                 Divergence(
-                    where,
+                    str(where),
                     "the stored message is not the one the link was made with",
                     chain.mail_digest(row.raw),
                     str(record.get("raw")),
@@ -304,7 +323,9 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         previous = row.head
         bound.extend(record.get("events", []))
         if index >= len(replayed.links):
-            verdict.fail(Divergence(where, "the database has a link the mail given does not make"))
+            verdict.fail(
+                Divergence(str(where), "the database has a link the mail given does not make")
+            )
             return
         seq, kind, _at, raw, text, head = replayed.links[index]
         stored_mail = chain.canonical_mail(row.raw) if row.raw is not None else None
@@ -315,12 +336,15 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
             stored_text, given_text = _first_difference(stored_mail or b"", given_mail or b"")
             verdict.fail(
                 Divergence(
-                    where, "the stored message differs from the mail given", stored_text, given_text
+                    str(where),
+                    "the stored message differs from the mail given",
+                    stored_text,
+                    given_text,
                 )
             )
             return
         if row.head != head:
-            verdict.fail(_record_divergence(where, record, _json(text)))
+            verdict.fail(_record_divergence(str(where), record, _json(text)))
             return
     if len(links) < len(replayed.links):
         seq, kind, at, raw, _text, _head = replayed.links[len(links)]

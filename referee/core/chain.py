@@ -112,13 +112,17 @@ class StateDigest:
 
     A state is a frozen dataclass whose tuples are rebuilt on each change while their members
     stay the same objects, so the `repr` of a proposal, a rule or a player is made once and
-    kept while that object is part of the state. The text hashed is exactly `repr(state)` (a
-    test holds it to that), at a fraction of the cost once the game has many rules and
-    proposals. Only the current state's parts are kept: memory never grows with the game.
+    kept while that object is part of the state, and a tuple the change left alone (the rules,
+    when a vote is cast) is taken whole. The text hashed is exactly `repr(state)` (a test holds
+    it to that), at a fraction of the cost once the game has many rules and proposals. Only
+    the current state's parts are kept: memory never grows with the game.
     """
 
     def __init__(self) -> None:
-        self._parts: dict[int, tuple[object, str]] = {}
+        # Each tuple field's last value, its text and its members' texts by identity
+        self._fields: dict[str, tuple[tuple[object, ...], str, dict[int, tuple[object, str]]]]
+        self._fields = {}
+        self._names: dict[type, tuple[str, ...]] = {}
 
     def __call__(self, state: object) -> str:
         return digest(self.text(state).encode("utf-8"))
@@ -126,21 +130,37 @@ class StateDigest:
     def text(self, state: object) -> str:
         """`repr(state)`, from the parts remembered since the last call where they are the
         same objects."""
-        kept: dict[int, tuple[object, str]] = {}
+        kind = type(state)
+        names = self._names.get(kind)
+        if names is None:
+            shown_fields = dataclasses.fields(state)  # type: ignore[arg-type]
+            names = self._names[kind] = tuple(f.name for f in shown_fields if f.repr)
         fields = []
-        for f in dataclasses.fields(state):  # type: ignore[arg-type]
-            if not f.repr:
-                continue
-            value = getattr(state, f.name)
-            shown = self._tuple(value, kept) if type(value) is tuple else repr(value)
-            fields.append(f"{f.name}={shown}")
-        self._parts = kept
-        return f"{type(state).__qualname__}({', '.join(fields)})"
+        kept: dict[str, tuple[tuple[object, ...], str, dict[int, tuple[object, str]]]] = {}
+        for name in names:
+            value = getattr(state, name)
+            if type(value) is tuple:
+                before = self._fields.get(name)
+                if before is None or before[0] is not value:
+                    parts: dict[int, tuple[object, str]] = {}
+                    shown = self._tuple(value, before[2] if before else {}, parts)
+                    before = (value, shown, parts)
+                kept[name] = before
+                fields.append(f"{name}={before[1]}")
+            else:
+                fields.append(f"{name}={value!r}")
+        self._fields = kept
+        return f"{kind.__qualname__}({', '.join(fields)})"
 
-    def _tuple(self, items: tuple[object, ...], kept: dict[int, tuple[object, str]]) -> str:
+    @staticmethod
+    def _tuple(
+        items: tuple[object, ...],
+        known: dict[int, tuple[object, str]],
+        kept: dict[int, tuple[object, str]],
+    ) -> str:
         shown = []
         for item in items:
-            found = self._parts.get(id(item))
+            found = known.get(id(item))
             if found is None or found[0] is not item:
                 found = (item, repr(item))
             kept[id(item)] = found

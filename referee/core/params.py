@@ -69,7 +69,25 @@ def winning_rule(candidates: Iterable[Rule]) -> Rule | None:
 
 
 def effective(state: GameState) -> dict[str, int]:
-    """The value in force of every parameter: a rule's, else the house value, else the default."""
+    """The value in force of every parameter: a rule's, else the house value, else the default.
+
+    It depends on the rules and the house values only, which most moves leave as they were:
+    the last answer is kept with the very tuples it was read from, and given again (a copy)
+    while the state holds the same ones."""
+    rules, house_values = state.rules, state.house_parameters
+    last = _EFFECTIVE[0] if _EFFECTIVE else None
+    if last is not None and last[0] is rules and last[1] is house_values:
+        return dict(last[2])
+    values = _effective(state)
+    _EFFECTIVE[:] = [(rules, house_values, values)]
+    return dict(values)
+
+
+# The last `effective`: (the rules, the house values, the values), the tuples themselves
+_EFFECTIVE: list[tuple[tuple[Rule, ...], tuple[tuple[str, str], ...], dict[str, int]]] = []
+
+
+def _effective(state: GameState) -> dict[str, int]:
     house = dict(state.house_parameters)
     values: dict[str, int] = {}
     in_force = [r for r in state.rules if r.in_force]

@@ -43,8 +43,20 @@ def printable(text: str) -> str:
     return _CONTROL.sub(_shown, text) if _CONTROL.search(text) else text
 
 
+_PLAIN = (int, float, bool, type(None))  # nothing in them to show
+
+
 def printable_data(value: Any) -> Any:
     """`printable` applied to every string in a JSON-like value (dicts, lists, tuples)."""
+    kind = type(value)
+    if kind is str:
+        return _CONTROL.sub(_shown, value) if _CONTROL.search(value) else value
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {printable_data(k): printable_data(v) for k, v in value.items()}
+    if kind is list:
+        return [printable_data(v) for v in value]
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, Mapping):

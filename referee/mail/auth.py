@@ -195,10 +195,15 @@ def trusted_results(
     return Authentication(False, f"{server} reports {verdicts}, none aligned with {from_domain}")
 
 
+_DKIM_NAME = re.compile(rb"(?i)dkim-signature")
+
+
 def signed_headers(raw: bytes, from_domain: str) -> frozenset[str] | None:
     """The headers every DKIM signature aligned with From lists in `h=` (lower-cased, those
     all of them sign); None when the mail carries no such signature. A header none of them
     signs may have been added by whoever resent the mail: a Cc naming this game, say."""
+    if _DKIM_NAME.search(raw) is None:  # no signature anywhere: no need to parse (issue 19)
+        return None
     headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
     found: frozenset[str] | None = None
     for value in headers.get_all("DKIM-Signature", []):

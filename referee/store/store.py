@@ -14,6 +14,7 @@ a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from alembic.config import Config as AlembicConfig
 from sqlalchemy import and_, bindparam, case, delete, func, insert, inspect, or_, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy import select as columns
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
@@ -112,6 +113,10 @@ class Store:
         self.fences: dict[int, tuple[str, float]] = {}  # game -> (owner, lease seconds)
         self.memory = url in ("sqlite://", "sqlite:///:memory:")
         self._batch: Session | None = None  # see `batch`
+        self._batch_connection: Connection | None = None  # its connection, taken once
+        self._known: dict[int, tuple[int | None, int | None]] = {}  # see `unit`
+        self._open = 0  # units of the batch open now
+        self._inner = False  # a unit was opened inside the one open now
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head).
@@ -547,15 +552,49 @@ class Store:
                 yield
                 session.commit()
             finally:
-                self._batch = None
+                self._batch = self._batch_connection = None
+                self._known.clear()
 
     @contextmanager
     def unit(self, game_id: int) -> Iterator[UnitOfWork]:
         if self._batch is not None:
-            with self._batch.begin_nested():
-                work = UnitOfWork(self._batch, game_id)
+            if self._batch_connection is None:  # the batch's transaction begins here
+                self._batch_connection = self._batch.connection()
+            work = UnitOfWork(self._batch, game_id, self._batch_connection)
+            driver = work.driver()
+            if driver is None:  # not SQLite's own driver: SQLAlchemy's SAVEPOINT
+                with self._batch.begin_nested():
+                    yield work
+                    work.flush()
+                return
+            # The SAVEPOINT on SQLite's connection itself, inside the batch's transaction
+            # (SQLAlchemy's own cost more than the unit's statements; nothing else reads
+            # the session meanwhile, see `batch`)
+            driver.execute("SAVEPOINT unit")
+            # The event and snapshot numbers the last unit left: only the batch's units write
+            # the game, so they need not be read again (kept only once a unit is released)
+            # (a unit inside another reads them: the outer one's are not known yet)
+            nested = self._open > 0
+            if not nested:
+                work._seq, work._snapshot_seq = self._known.get(game_id, (None, None))
+            self._open += 1
+            try:
                 yield work
                 work.flush()
+                known = work.known()
+            except BaseException:
+                driver.execute("ROLLBACK TO SAVEPOINT unit")
+                driver.execute("RELEASE SAVEPOINT unit")
+                raise
+            finally:
+                self._open -= 1
+            driver.execute("RELEASE SAVEPOINT unit")
+            self._known.clear()
+            if nested:
+                self._inner = True  # the outer unit's numbers may be stale: not kept
+            elif not self._inner:
+                self._known[game_id] = known
+            self._inner = self._inner and nested
             return
         with Session(self.engine, expire_on_commit=False) as session:
             work = UnitOfWork(session, game_id)
@@ -729,6 +768,146 @@ _JOINING_MAIL = columns(_INBOUND.dedupe_key).where(
 )
 
 
+class _Fast:
+    """One of the statements above, compiled once for SQLite and run on the driver's own
+    connection, inside the session's transaction: the same SQL, parameters and column types
+    as SQLAlchemy's execution would give (its bind and result processors, the columns'
+    defaults), without its per-statement machinery, which cost more than SQLite itself did
+    on a replay's dozen statements per mail (issue 19)."""
+
+    def __init__(self, statement: Any, keys: Sequence[str], dialect: Any) -> None:
+        compiled = statement.compile(dialect=dialect, column_keys=list(keys))
+        self.sql: str = compiled.string
+        processors = compiled._bind_processors
+        given = set(keys)
+        # Each placeholder, in order: (the caller's key, or None for a value fixed here; the
+        # fixed value; its bind processor; whether it is an expanding IN list)
+        self.slots: list[tuple[str | None, Any, Any, bool]] = []
+        for name in compiled.positiontup or ():
+            bind = compiled.binds.get(name)
+            expanding = bool(bind is not None and bind.expanding)
+            column = next((c for c in compiled.insert_prefetch if c.key == name), None)
+            if name in given:
+                self.slots.append((name, None, processors.get(name), expanding))
+            elif column is not None and column.default is not None and column.default.is_scalar:
+                self.slots.append((None, column.default.arg, processors.get(name), False))
+            elif bind is not None and bind.callable is None and bind.value is not None:
+                self.slots.append((None, bind.value, processors.get(name), expanding))
+            else:
+                raise StoreError(f"no value for {name!r} of {self.sql!r}")
+        self.expanding = any(slot[3] for slot in self.slots)
+        self.results = [
+            entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns
+        ]
+        self.processed = any(self.results)
+        self._sizes: dict[tuple[int, ...], str] = {}
+
+    def run(self, driver: Any, params: dict[str, Any]) -> _Rows:
+        values: list[Any] = []
+        sizes: list[int] = []
+        for key, fixed, process, expanding in self.slots:
+            value = params[key] if key is not None else fixed
+            if expanding:
+                items = list(value)
+                if not items:  # an empty IN: SQLAlchemy's own spelling of it, never guessed
+                    raise _Unhandled
+                sizes.append(len(items))
+                values.extend(process(v) for v in items) if process else values.extend(items)
+            else:
+                values.append(process(value) if process else value)
+        cursor = driver.execute(self._expanded(sizes) if sizes else self.sql, values)
+        rows = cursor.fetchall() if cursor.description is not None else []
+        if self.processed and rows:
+            results = self.results
+            rows = [
+                tuple(p(v) if p else v for p, v in zip(results, row, strict=True)) for row in rows
+            ]
+        return _Rows(rows, cursor.rowcount)
+
+    def run_many(self, driver: Any, rows: list[dict[str, Any]]) -> None:
+        """An INSERT of many rows, each with the same keys (no expanding IN lists)."""
+        if self.expanding:
+            raise StoreError(f"an IN list in a statement of many rows: {self.sql!r}")
+        driver.executemany(
+            self.sql,
+            [
+                [
+                    process(value) if process else value
+                    for value, process in (
+                        (row[key] if key is not None else fixed, process)
+                        for key, fixed, process, _ in self.slots
+                    )
+                ]
+                for row in rows
+            ],
+        )
+
+    def _expanded(self, sizes: list[int]) -> str:
+        """The SQL with each expanding IN list given as many placeholders as it has items."""
+        key = tuple(sizes)
+        sql = self._sizes.get(key)
+        if sql is None:
+            parts = _POSTCOMPILE.split(self.sql)
+            pieces = [parts[0]]
+            for size, rest in zip(sizes, parts[2::2], strict=True):
+                pieces.append(", ".join("?" * size) + rest)
+            sql = self._sizes[key] = "".join(pieces)
+        return sql
+
+
+_POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+
+
+class _Unhandled(Exception):
+    """A statement `_Fast` does not run: SQLAlchemy runs it."""
+
+
+class _Rows:
+    """The rows of a `_Fast` statement, read the ways `UnitOfWork` reads SQLAlchemy's."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int) -> None:
+        self.rows = rows
+        self.rowcount = rowcount
+
+    def first(self) -> tuple[Any, ...] | None:
+        return self.rows[0] if self.rows else None
+
+    def one(self) -> tuple[Any, ...]:
+        if len(self.rows) != 1:
+            raise StoreError(f"{len(self.rows)} rows where one was expected")
+        return self.rows[0]
+
+    def scalar(self) -> Any:
+        return self.rows[0][0] if self.rows else None
+
+    def all(self) -> list[tuple[Any, ...]]:
+        return self.rows
+
+
+_COMPILED: dict[tuple[int, tuple[str, ...]], tuple[Any, _Fast | None]] = {}
+
+
+def _fast(statement: Any, params: dict[str, Any], dialect: Any) -> _Fast | None:
+    """The statement compiled for these parameters' keys, once per process (None: one
+    `_Fast` cannot run, left to SQLAlchemy)."""
+    keys = tuple(params)
+    found = _COMPILED.get((id(statement), keys))
+    if found is None or found[0] is not statement:
+        try:
+            made: _Fast | None = _Fast(statement, keys, dialect)
+        except StoreError:
+            made = None
+        found = _COMPILED[(id(statement), keys)] = (statement, made)
+    return found[1]
+
+
+def _driver_of(connection: Connection) -> Any:
+    """SQLite's own connection under a session's, or None on any other database."""
+    if connection.dialect.name != "sqlite" or connection.dialect.paramstyle != "qmark":
+        return None
+    return connection.connection.driver_connection
+
+
 class UnitOfWork:
     """What one processed mail or tick writes, committed together.
 
@@ -736,10 +915,13 @@ class UnitOfWork:
     the rows are never read back, so the ORM's identity map would only cost time.
     """
 
-    def __init__(self, session: Session, game_id: int) -> None:
+    def __init__(
+        self, session: Session, game_id: int, connection: Connection | None = None
+    ) -> None:
         self.session = session
         self.game_id = game_id
         self._seq: int | None = None
+        self._snapshot_seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
         self.appended: list[dict[str, Any]] = []  # the events of this unit, for its link
         # The sender's authentication verdict of this unit's mail ({"ok", "why"}), for its link
@@ -748,6 +930,8 @@ class UnitOfWork:
         # the time it takes effect when a later event was logged before it was read
         self.delivered: datetime | None = None
         self._link = b""  # how this unit's link is named in its mail
+        self._connection = connection  # the session's, taken once (see `_run`)
+        self._driver: Any = None  # SQLite's own connection under it, for `_Fast`
 
     def flush(self) -> None:
         """Write the queued outbox rows in one statement (called before the commit), each
@@ -756,7 +940,13 @@ class UnitOfWork:
             if self._link:
                 for row in self._outbox:
                     row["raw"] = row["raw"].replace(CHAIN_PENDING, CHAIN_HEADER + self._link, 1)
-            self.session.connection().execute(_INSERT_OUTBOX, self._outbox)
+            driver = self.driver()
+            assert self._connection is not None
+            fast = _fast(_INSERT_OUTBOX, self._outbox[0], self._connection.dialect)
+            if driver is not None and fast is not None:
+                fast.run_many(driver, self._outbox)
+            else:
+                self._connection.execute(_INSERT_OUTBOX, self._outbox)
             self._outbox = []
 
     def append_link(
@@ -782,8 +972,25 @@ class UnitOfWork:
         mail set aside unread): the one the game stands at."""
         self._link = f"{seq} {head}".encode("ascii")
 
+    def driver(self) -> Any:
+        """SQLite's own connection under the session's (None on another database), taken
+        with the session's connection the first time (which begins its transaction)."""
+        if self._connection is None:
+            self._connection = self.session.connection()
+        if self._driver is None:
+            self._driver = _driver_of(self._connection)
+        return self._driver
+
     def _run(self, statement: Any, params: dict[str, Any]) -> Any:
-        return self.session.connection().execute(statement, params)
+        driver = self.driver()
+        assert self._connection is not None
+        fast = _fast(statement, params, self._connection.dialect) if driver else None
+        if fast is not None:
+            try:
+                return fast.run(driver, params)
+            except _Unhandled:
+                pass
+        return self._connection.execute(statement, params)
 
     def seen(self, mail: InboundMail) -> bool:
         """Whether this mail (same sender, Message-ID and body) was applied already."""
@@ -848,6 +1055,16 @@ class UnitOfWork:
         mails, commands, empty = self._run(_TODAY, params).one()
         return SenderDay(int(mails), int(commands), int(empty))
 
+    def snapshot_seq(self) -> int:
+        """The last event the game's state snapshot includes."""
+        if self._snapshot_seq is None:
+            self._snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
+        return self._snapshot_seq
+
+    def known(self) -> tuple[int, int]:
+        """(the last event's number, the snapshot's): what a batch's next unit starts from."""
+        return self.last_seq(), self.snapshot_seq()
+
     def last_seq(self) -> int:
         if self._seq is None:
             self._seq = int(self._run(_LAST_SEQ, {"g": self.game_id}).scalar() or 0)
@@ -871,11 +1088,11 @@ class UnitOfWork:
         """Snapshot the state every SNAPSHOT_EVERY events; the event log covers the gap."""
         seq = self.last_seq()
         if not force:
-            snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
-            force = seq - snapshot_seq >= SNAPSHOT_EVERY
+            force = seq - self.snapshot_seq() >= SNAPSHOT_EVERY
         if force:
             snapshot = {"g": self.game_id, "e": state.events, "s": dump_state(state), "q": seq}
             self._run(_SAVE_SNAPSHOT, snapshot)
+            self._snapshot_seq = seq
         else:
             self._run(_SAVE_COUNT, {"g": self.game_id, "e": state.events})
 
