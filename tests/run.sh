@@ -37,4 +37,6 @@ ruff format --check referee tests bench examples scripts
 echo "== mypy --strict"
 mypy
 echo "== pytest"
-python3 -m pytest "$@"
+# Two workers, each taking whole test files (most tests wait on servers and processes, so the
+# two cores are used while one waits); PYTEST_WORKERS=0 runs in this process instead.
+python3 -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile "$@"
