@@ -1148,17 +1148,29 @@ def _check_mbox(path: Path) -> None:
             f"{path} is a folder but not a Maildir (no cur/ and new/ in it): give an mbox file, "
             "a Maildir folder, or its cur/ or new/ folder"
         )
+    import gzip
+
+    from referee.replay import GZIP_MAGIC
+
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
+        if head.startswith(GZIP_MAGIC):  # ARCHIVE's mail.mbox.gz as saved: read uncompressed
+            with gzip.open(path, "rb") as packed:
+                head = packed.read(4096)
     except FileNotFoundError:
         fail(f"mbox not found: {path}")
+    except (EOFError, gzip.BadGzipFile) as exc:
+        fail(f"{path} is a damaged gzip file: {exc}")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
     if not head.strip():
         fail(f"0 messages read from {path}: the file is empty")
     if not head.lstrip(b"\r\n").startswith(b"From "):
-        fail(f"{path} is not an mbox file (an mbox starts with a 'From ' line)")
+        fail(
+            f"{path} is not an mbox file (an mbox, or a gzip-compressed one, starts with a "
+            "'From ' line)"
+        )
 
 
 @app.command()

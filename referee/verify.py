@@ -25,7 +25,9 @@ where one was answered passes (new-user review).
 
 It stops at the first divergence and names it: where (the link, the message, the mail), what
 was published or stored and what the rules give. Pure comparison over `replay`; it writes
-nothing.
+nothing: a SQLite database the config names that is not there is not made (it is said,
+and only the mail is checked), and a gzip-compressed mbox (ARCHIVE's mail.mbox.gz) is read as
+it is.
 """
 
 from __future__ import annotations
@@ -103,6 +105,12 @@ def verify(
             f"{missing} of {len(messages)} messages have no delivery time in their 'From ' line:"
             " the time their sender wrote in Date was used (`replay --strict` refuses them)"
         )
+    absent = _absent_database(settings) if database else None
+    if absent is not None:  # connecting would make an empty file: verify writes nothing
+        database = False
+        verdict.notes.append(
+            f"no database at {absent}: only the mail was checked (as with --no-database)"
+        )
     replayed = _Replayed()
 
     def keep(store: Store, referee: Referee) -> None:
@@ -154,6 +162,18 @@ def verify(
         if verdict.ok:
             _check_signatures(settings, mails, verdict)
     return verdict
+
+
+def _absent_database(settings: Settings) -> Path | None:
+    """The SQLite file the config names when it is not there (connecting would make it,
+    empty); None for any other database."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = Path(str(url.database))
+    return None if path.exists() else path
 
 
 def _check_signatures(settings: Settings, sent: list[Archived], verdict: Verdict) -> None:

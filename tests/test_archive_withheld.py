@@ -289,3 +289,23 @@ def test_without_a_site_the_record_past_the_limit_is_refused(tmp_path: Path) -> 
     said = text_of(answer)
     assert "Refused." in said and "export-mail" in said
     assert not (tmp_path / "site" / "archive").exists()
+
+
+def test_verify_reads_the_archive_as_saved_and_makes_no_database(
+    live: tuple[Referee, Settings], tmp_path: Path
+) -> None:
+    """mail.mbox.gz is read as the player saved it (gzip), and a verify run without
+    --no-database leaves no empty nomic.db behind (213, verify review)."""
+    referee, _settings = live
+    files = files_of(reply(referee, play(referee)))
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "game.toml").write_bytes(files["game.toml"])
+    (folder / "mail.mbox.gz").write_bytes(files["mail.mbox.gz"])
+    checked = run("verify", str(folder / "game.toml"), str(folder / "mail.mbox.gz"), "--json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    verdict = json.loads(checked.stdout)
+    assert verdict["ok"] is True and verdict["head"] == head_before_archive(referee)
+    assert verdict["database_links"] == 0
+    assert any("no database at" in note for note in verdict["notes"])
+    assert sorted(p.name for p in folder.iterdir()) == ["game.toml", "mail.mbox.gz"]
