@@ -785,11 +785,10 @@ class Referee:
         work.record_inbound(mail, at, verdict.status, verdict.note)
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
-                "mail %s claiming to be from %s stopped by %s: %s",
+                "mail %s claiming to be from %s stopped by %s",
                 _shown(mail.message_id),
                 redact(mail.sender) if mail.sender else "nobody",
-                verdict.check,
-                _shown(verdict.why or verdict.note),
+                _shown(verdict.stopped),
             )
         sent = 0
         day = at.date().isoformat()

@@ -309,3 +309,17 @@ def test_verify_reads_the_archive_as_saved_and_makes_no_database(
     assert verdict["database_links"] == 0
     assert any("no database at" in note for note in verdict["notes"])
     assert sorted(p.name for p in folder.iterdir()) == ["game.toml", "mail.mbox.gz"]
+
+
+def test_the_log_names_the_check_that_stopped_a_strangers_mail_plainly(
+    live: tuple[Referee, Settings], caplog: pytest.LogCaptureFixture
+) -> None:
+    referee, _settings = live
+    with caplog.at_level("WARNING", logger="referee"):
+        referee.receive(mail(EVE, "hello", "Eve's subject", message_id="<e9@x>"), T0)
+    lines = [r.getMessage() for r in caplog.records if "<e9@x>" in r.getMessage()]
+    assert len(lines) == 1
+    assert lines[0].endswith(
+        "stopped by the player check (the sender is not a player of this game)"
+    ), lines[0]
+    assert "unbelieved" not in lines[0] and EVE not in lines[0]
