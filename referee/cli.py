@@ -408,6 +408,15 @@ def _run_games(
                 err=True,
             )
     if once:
+        import logging
+
+        from referee.mail.auth import warning
+
+        for service in services:  # logged as the long-running `run` does at start: stderr
+            unguarded = warning(service.settings)
+            if unguarded:
+                named = f"{service.name}: " if len(services) > 1 else ""
+                logging.getLogger("referee.run").warning("%s%s", named, unguarded)
         failed = 0
         for service in services:
             if stopping.asked():  # the games not begun wait for the next run
