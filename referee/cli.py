@@ -1097,6 +1097,13 @@ def verify(
             f"{counted(verdict.messages, 'message')} replayed: {counted(verdict.links, 'link')}, "
             f"head {verdict.head}"
         )
+        if verdict.last_link:
+            typer.echo(
+                f"the record ends at link {verdict.last_link}, head {verdict.head}: the "
+                f"referee's mail of that link names the same in its X-Nomic-Chain header "
+                f"('X-Nomic-Chain: {verdict.last_link} {verdict.head}'); look for it in the mail "
+                "you hold"
+            )
         if verdict.database_links:
             typer.echo(f"database: {counted(verdict.database_links, 'link')} checked")
         if sent is not None:
@@ -1108,6 +1115,16 @@ def verify(
                     else ""
                 )
             )
+            if verdict.sent_after_record:
+                typer.echo(
+                    f"after the record: {counted(verdict.sent_after_record, 'mail')} not checked "
+                    "(sent after its last link, the reply to ARCHIVE among them)"
+                )
+            if verdict.sent_answers_withheld:
+                typer.echo(
+                    f"answers to withheld mail: {counted(verdict.sent_answers_withheld, 'mail')} "
+                    "not checked (a stand-in cannot make them again)"
+                )
             if verdict.signatures_checked:
                 typer.echo(
                     f"signatures: {counted(verdict.signatures_checked, 'DKIM signature')} good"

@@ -33,8 +33,13 @@ it is.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,7 @@ from referee.config import Settings
 from referee.core import chain
 from referee.mail import intake
 from referee.mail.auth import Authentication
+from referee.mail.outgoing import CHAIN_HEADER
 from referee.replay import Archived, read_mail, replay, undated
 from referee.service import Referee
 from referee.store.store import Store
@@ -68,6 +74,9 @@ class Verdict:
     signatures_checked: int = 0  # DKIM signatures of the sent mail that verified (213)
     sent_missing: int = 0  # mails the rules make that the sent mail given does not hold
     withheld: int = 0  # mails of people not playing, given as stand-ins: their text unchecked
+    last_link: int = 0  # the number of the record's last link (0: none), whose head is `head`
+    sent_after_record: int = 0  # sent mail of links after the record's last: not checked
+    sent_answers_withheld: int = 0  # sent mail answering a withheld mail: not made, not checked
     divergence: Divergence | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -155,6 +164,7 @@ def verify(
         )
     verdict.links = len(replayed.links)
     verdict.head = replayed.links[-1][5] if replayed.links else chain.GENESIS
+    verdict.last_link = replayed.links[-1][0] if replayed.links else 0
     if database:
         _check_database(settings, replayed, verdict)
     if sent is not None and verdict.ok:
@@ -378,6 +388,9 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         if made is None and verdict.withheld and recipient not in replayed.players:
             unmade += 1
             continue
+        if made is None and _answers_withheld(raw, replayed) is not None:
+            verdict.sent_answers_withheld += 1  # named in a note below
+            continue
         if made != raw:
             published, rules = _first_difference(raw, made or b"")
             verdict.fail(
@@ -396,11 +409,21 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
             f"{unmade} mail(s) of the outbox to people not playing answer withheld mail: "
             "not made by this replay, so not checked"
         )
+    if verdict.sent_answers_withheld:
+        verdict.notes.append(_withheld_answers_note(verdict.sent_answers_withheld, "outbox"))
 
 
 def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> None:
+    """Each sent mail byte for byte against the mail the replay makes. A mail the replay does
+    not make fails, unless it belongs to a link after the record's last (its `X-Nomic-Chain`
+    names a later link and its Date is not before the record's end: the reply to ARCHIVE
+    itself, and any mail sent since), or answers a withheld mail (it names the stand-in's link,
+    number and head, and is dated when the stand-in took effect: the note to a player whose
+    address a stranger forged, the King's notice of a stranger's request): those are counted
+    and named in a note, not checked (213)."""
     made = {mid: _comparable(raw) for mid, raw in replayed.outbox.items()}
     seen = set()
+    after = _after_record(replayed)
     for item in sent:
         mid, _, _ = intake.identify(item.raw)
         published = _comparable(item.raw)
@@ -410,9 +433,26 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
         if expected is None and mid in replayed.unread_answers:
             verdict.sent_checked -= 1  # named in a note: its mail was not given
             continue
+        if expected is None and after(item.raw):
+            verdict.sent_checked -= 1
+            verdict.sent_after_record += 1
+            continue
+        if expected is None and _answers_withheld(item.raw, replayed) is not None:
+            verdict.sent_checked -= 1
+            verdict.sent_answers_withheld += 1
+            continue
         if expected is None:
             verdict.fail(
                 Divergence(f"sent mail {mid}", "the rules never make this mail", _subject(item.raw))
+            )
+            return
+        if not _names_a_reached_link(item.raw, replayed):
+            verdict.fail(
+                Divergence(
+                    f"sent mail {mid}",
+                    "its X-Nomic-Chain header names no link the replay reached",
+                    _chain_header_text(item.raw),
+                )
             )
             return
         if published != expected:
@@ -422,6 +462,90 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
             )
             return
     verdict.sent_missing = len(set(made) - seen)
+    if verdict.sent_after_record:
+        verdict.notes.append(
+            f"after the record: {verdict.sent_after_record} sent mail(s) belong to links after "
+            f"its last (link {verdict.last_link}), the reply to ARCHIVE among them: not checked"
+        )
+    if verdict.sent_answers_withheld:
+        verdict.notes.append(_withheld_answers_note(verdict.sent_answers_withheld, "sent"))
+
+
+def _withheld_answers_note(count: int, where: str) -> str:
+    return (
+        f"{count} {where} mail(s) answer withheld mail (each names a stand-in's link and is "
+        "dated when it took effect): a stand-in cannot make them again, so they are not checked"
+    )
+
+
+def _chain_header_text(raw: bytes) -> str:
+    """The `X-Nomic-Chain` header's value of a mail the referee sent, "" when it has none."""
+    for line in raw.replace(b"\r\n", b"\n").split(b"\n"):
+        if not line:
+            break
+        if line.lower().startswith(CHAIN_HEADER.lower()):
+            return line[len(CHAIN_HEADER) :].decode("ascii", "replace").strip()
+    return ""
+
+
+def chain_named(raw: bytes) -> tuple[int, str] | None:
+    """The link (number, head) a sent mail names in `X-Nomic-Chain`, or None."""
+    number, _, head = _chain_header_text(raw).partition(" ")
+    if not number.isdigit() or not re.fullmatch(r"[0-9a-f]{64}", head.strip()):
+        return None
+    return int(number), head.strip()
+
+
+def _dated(raw: bytes) -> datetime | None:
+    """When a sent mail says it was written: its Date header (the referee's own, to the second)."""
+    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Date")
+    try:
+        at = parsedate_to_datetime(str(value)) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    return at if at is None or at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def _second(at: datetime) -> datetime:
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).replace(microsecond=0)
+
+
+def _after_record(replayed: _Replayed) -> Callable[[bytes], bool]:
+    """Whether a sent mail the replay does not make belongs after the record's last link:
+    it names a later link and is dated no earlier than that link (the Date is to the second)."""
+    last, end = (replayed.links[-1][0], replayed.links[-1][2]) if replayed.links else (0, None)
+
+    def after(raw: bytes) -> bool:
+        named, dated = chain_named(raw), _dated(raw)
+        if named is None or dated is None or named[0] <= last:
+            return False
+        return end is None or dated >= _second(end)
+
+    return after
+
+
+def _answers_withheld(raw: bytes, replayed: _Replayed) -> int | None:
+    """The number of the withheld mail's link a sent mail answers, or None: the mail names
+    that link in `X-Nomic-Chain` (its number and the head its stand-in made) and its Date is
+    the time the stand-in took effect, to the second. Any other mail the rules do not make
+    still fails."""
+    named, dated = chain_named(raw), _dated(raw)
+    if named is None or dated is None:
+        return None
+    for seq, kind, at, given, text, head in replayed.links:
+        if (seq, head) != named:
+            continue
+        stand_in = kind == "mail" and given is not None
+        stand_in = stand_in and _json(text).get("raw") != chain.mail_digest(given or b"")
+        return seq if stand_in and dated == _second(at) else None
+    return None
+
+
+def _names_a_reached_link(raw: bytes, replayed: _Replayed) -> bool:
+    """A sent mail's `X-Nomic-Chain` names a link (number and head) the replay reached; a mail
+    without a readable one (made before the header existed) is judged by its bytes alone."""
+    named = chain_named(raw)
+    return named is None or any((seq, head) == named for seq, *_, head in replayed.links)
 
 
 def _comparable(raw: bytes) -> bytes:
