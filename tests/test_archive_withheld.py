@@ -228,11 +228,14 @@ def test_a_record_past_the_limit_is_linked_on_the_site_and_replays_to_the_same_h
         referee = Referee.create(store, settings, T0)
         answer = reply(referee, play(referee))
         live_head = head_before_archive(referee)
+        last = referee.store.chain(referee.game_id)[-2].seq
     finally:
         store.close()
     assert not files_of(answer)
     said = text_of(answer)
     assert words in said
+    ends = {"en": "The record ends at link", "it": "L'archivio finisce all'anello"}[language]
+    assert f"{ends} {last}" in said and live_head in said  # the head verify must reach
     site = tmp_path / "site"
     folders = [p for p in (site / "archive").iterdir() if p.is_dir()]
     assert len(folders) == 1
@@ -363,6 +366,9 @@ def test_the_players_check_of_his_inbox_notes_what_the_record_cannot_remake(
         last = referee.store.chain(referee.game_id)[-2].seq
     finally:
         store.close()
+    said = text_of(answer)
+    assert f"The record ends at link {last} of the game's hash chain, head" in said
+    assert live_head in said and "names it in its" in said and "X-Nomic-Chain" in said
     config, mbox = unpack(tmp_path / "player", files_of(answer))
     inbox = tmp_path / "player" / "INBOX"
     write_mbox(inbox, [(r.raw, r.created_at) for r in rows], settings.game.address)
