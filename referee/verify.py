@@ -10,7 +10,13 @@ replays the game with the same engine and templates, then checks:
   against the mail the replay makes;
 - with `--sent`, every mail the referee sent (an mbox or Maildir, as a player saved it), byte
   for byte against the mail the replay makes (any `DKIM-Signature` header is set aside: a
-  signature is checked apart), and the chain head each one names.
+  signature is checked apart), and the chain head each one names. A player's check of an
+  archive (ARCHIVE) against the mail he received cannot remake two kinds of mail, which are
+  counted and named in notes, never passed over in silence nor failed: mail of links after the
+  record's last (the reply to ARCHIVE itself, and anything sent since: its `X-Nomic-Chain`
+  names a later link), and mail answering a withheld mail (it names the stand-in's link and
+  is dated when the stand-in took effect). Any other mail the rules do not make fails. The
+  reply that carried the record says when it was asked for: the replay's clock stops there.
 
 A player's archive (ARCHIVE) holds a stand-in in place of each mail of someone not playing:
 the replay makes that mail's link from it, so the chain's heads are checked, and the verdict
@@ -32,12 +38,14 @@ it is.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from email.parser import BytesHeaderParser
+from email.parser import BytesHeaderParser, BytesParser
 from email.policy import compat32
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -48,7 +56,8 @@ from referee.core import chain
 from referee.mail import intake
 from referee.mail.auth import Authentication
 from referee.mail.outgoing import CHAIN_HEADER
-from referee.replay import Archived, read_mail, replay, undated
+from referee.record import MAILBOX
+from referee.replay import GZIP_MAGIC, Archived, read_mail, replay, undated
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -133,6 +142,9 @@ def verify(
     recorded = _recorded(settings) if database else {}
     mails = read_mail(sent) if sent is not None else []
     until = _until(settings, messages, mails, database)
+    asked = _archive_reply(inbound, mails) if not database else None
+    if asked is not None:  # the record ends where the request for it took effect
+        until = max([asked[1], *(m.at for m in messages if m.at is not None)])
     result = replay(
         settings,
         messages,
@@ -165,6 +177,12 @@ def verify(
     verdict.links = len(replayed.links)
     verdict.head = replayed.links[-1][5] if replayed.links else chain.GENESIS
     verdict.last_link = replayed.links[-1][0] if replayed.links else 0
+    if asked is not None and asked[0] - 1 != verdict.last_link:
+        verdict.notes.append(
+            f"the reply to ARCHIVE that carried this record belongs to link {asked[0]}, so the "
+            f"record should end at link {asked[0] - 1}; the replay ends at link "
+            f"{verdict.last_link}"
+        )
     if database:
         _check_database(settings, replayed, verdict)
     if sent is not None and verdict.ok:
@@ -172,6 +190,38 @@ def verify(
         if verdict.ok:
             _check_signatures(settings, mails, verdict)
     return verdict
+
+
+def _archive_reply(inbound: Path, sent: list[Archived]) -> tuple[int, datetime] | None:
+    """The reply to ARCHIVE among the sent mail that carried the record given (its
+    `mail.mbox.gz` attached, or linked on the site by the SHA-256 of its bytes): the link it
+    names and its Date, when the request took effect. The record ends just before: a replay of
+    it runs its clock to then, firing the deadlines due before the request and none after."""
+    if not sent or not inbound.is_file():
+        return None
+    given = inbound.read_bytes()
+    packed = given if given.startswith(GZIP_MAGIC) else None
+    for item in sent:
+        named, dated = chain_named(item.raw), _dated(item.raw)
+        if named is None or dated is None:
+            continue
+        if packed is not None and hashlib.sha256(packed).hexdigest().encode() in item.raw:
+            return named[0], dated
+        if b"mail.mbox.gz" not in item.raw:
+            continue
+        message = BytesParser(policy=compat32).parsebytes(item.raw)
+        for part in message.walk():
+            if part.get_filename() != MAILBOX:
+                continue
+            payload = part.get_payload(decode=True)
+            if not isinstance(payload, bytes):
+                continue
+            try:
+                if payload == given or gzip.decompress(payload) == given:
+                    return named[0], dated
+            except (OSError, EOFError):  # not gzip: not this record
+                continue
+    return None
 
 
 def _absent_database(settings: Settings) -> Path | None:
