@@ -390,6 +390,14 @@ def test_the_players_check_of_his_inbox_notes_what_the_record_cannot_remake(
     assert verdict["last_link"] == last and verdict["head"] == live_head
     assert verdict["sent_checked"] == len(rows) - 2
 
+    # the operator's check of the players' record against the database passes as well
+    players = tmp_path / "players.mbox"
+    game = str(tmp_path / "game.toml")
+    assert run("export-mail", game, "--out", str(players), "--players-only").returncode == 0
+    against = run("verify", game, str(players), "--json")
+    assert against.returncode == 0, against.stdout + against.stderr
+    assert json.loads(against.stdout)["sent_answers_withheld"] == 1  # the note to Bob
+
     # the note moved a minute later answers no withheld mail: the rules never make it
     note = notes[0].raw
     date = message_from_bytes(note)["Date"]
