@@ -408,6 +408,15 @@ def _run_games(
                 err=True,
             )
     if once:
+        import logging
+
+        from referee.mail.auth import warning
+
+        for service in services:  # logged as the long-running `run` does at start: stderr
+            unguarded = warning(service.settings)
+            if unguarded:
+                named = f"{service.name}: " if len(services) > 1 else ""
+                logging.getLogger("referee.run").warning("%s%s", named, unguarded)
         failed = 0
         for service in services:
             if stopping.asked():  # the games not begun wait for the next run
@@ -1088,6 +1097,13 @@ def verify(
             f"{counted(verdict.messages, 'message')} replayed: {counted(verdict.links, 'link')}, "
             f"head {verdict.head}"
         )
+        if verdict.last_link:
+            typer.echo(
+                f"the record ends at link {verdict.last_link}, head {verdict.head}: the "
+                f"referee's mail of that link names the same in its X-Nomic-Chain header "
+                f"('X-Nomic-Chain: {verdict.last_link} {verdict.head}'); look for it in the mail "
+                "you hold"
+            )
         if verdict.database_links:
             typer.echo(f"database: {counted(verdict.database_links, 'link')} checked")
         if sent is not None:
@@ -1099,6 +1115,16 @@ def verify(
                     else ""
                 )
             )
+            if verdict.sent_after_record:
+                typer.echo(
+                    f"after the record: {counted(verdict.sent_after_record, 'mail')} not checked "
+                    "(sent after its last link, the reply to ARCHIVE among them)"
+                )
+            if verdict.sent_answers_withheld:
+                typer.echo(
+                    f"answers to withheld mail: {counted(verdict.sent_answers_withheld, 'mail')} "
+                    "not checked (a stand-in cannot make them again)"
+                )
             if verdict.signatures_checked:
                 typer.echo(
                     f"signatures: {counted(verdict.signatures_checked, 'DKIM signature')} good"
@@ -1148,17 +1174,29 @@ def _check_mbox(path: Path) -> None:
             f"{path} is a folder but not a Maildir (no cur/ and new/ in it): give an mbox file, "
             "a Maildir folder, or its cur/ or new/ folder"
         )
+    import gzip
+
+    from referee.replay import GZIP_MAGIC
+
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
+        if head.startswith(GZIP_MAGIC):  # ARCHIVE's mail.mbox.gz as saved: read uncompressed
+            with gzip.open(path, "rb") as packed:
+                head = packed.read(4096)
     except FileNotFoundError:
         fail(f"mbox not found: {path}")
+    except (EOFError, gzip.BadGzipFile) as exc:
+        fail(f"{path} is a damaged gzip file: {exc}")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
     if not head.strip():
         fail(f"0 messages read from {path}: the file is empty")
     if not head.lstrip(b"\r\n").startswith(b"From "):
-        fail(f"{path} is not an mbox file (an mbox starts with a 'From ' line)")
+        fail(
+            f"{path} is not an mbox file (an mbox, or a gzip-compressed one, starts with a "
+            "'From ' line)"
+        )
 
 
 @app.command()

@@ -9,7 +9,8 @@ the headers of the latest mail in the inbox, finds in each the `Received` line w
 entered the operator's domain, and lists the `Authentication-Results` headers written above
 it (so by the receiving side; any below came with the mail and may be forged). It prints the
 `[auth]` lines that would accept those mails, for the operator to confirm; it never changes
-the config.
+the config. A game without [imap] (a Maildir) has no such headers to read: its `auth` line says
+whether sender authentication is on, and when it is off a WARN says so and what to set.
 
 Nothing is written except, with `--create-folders`, the IMAP folders the referee moves mail to.
 """
@@ -46,7 +47,7 @@ from referee.config import (
 )
 from referee.counts import counted
 from referee.mail import oauth, servers
-from referee.mail.auth import _authserv_id, authenticate, organisational_domain
+from referee.mail.auth import _authserv_id, authenticate, organisational_domain, warning
 from referee.mail.imap import ImapInbox
 from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import log_in, tls_context
@@ -98,6 +99,7 @@ def examine(
         checks += asyncio.run(_imap(settings, settings.imap, create_folders, moment))
     else:
         checks.append(ok("inbox", f"the Maildir {settings.maildir} (no [imap])"))
+        checks.append(_auth_off(settings))
     if settings.smtp is not None:
         checks += asyncio.run(_smtp(settings.smtp))
     else:
@@ -107,6 +109,22 @@ def examine(
     if settings.lmtp is not None:
         checks.append(_lmtp(settings.lmtp))
     return checks
+
+
+def _auth_off(settings: Settings) -> Check:
+    """A game without [imap] has no inbox headers to read: say whether mail must show who
+    wrote it, and what to set when it need not (verify review: doctor said nothing)."""
+    unguarded = warning(settings)
+    if unguarded is None:
+        trusted = ", ".join(settings.auth.trusted_authserv_id) or "none"
+        how = "DKIM checked here" if settings.auth.verify_dkim else "DKIM not checked here"
+        return ok("auth", f"sender authentication is on (trusted servers: {trusted}; {how})")
+    return warn(
+        "auth",
+        unguarded.removesuffix(" See docs/operations.md."),
+        "set [auth] required = true, with trusted_authserv_id = [your receiving server's "
+        "authserv-id] or verify_dkim = true (docs/operations.md)",
+    )
 
 
 def _lmtp(config: LmtpConfig) -> Check:

@@ -20,9 +20,12 @@ the live game's, and the count of such mails is reported (what they said cannot 
 
 from __future__ import annotations
 
+import gzip
 import logging
 import mailbox
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -158,12 +161,28 @@ def _rfc_time(text: str) -> datetime | None:
 _ESCAPED_FROM = re.compile(rb"(?m)^>(>*From )")
 
 
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of a gzip file (ARCHIVE's mail.mbox.gz)
+
+
+def gzipped(path: Path) -> bool:
+    """Whether the file at `path` is gzip-compressed (its first two bytes)."""
+    with path.open("rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
 def read_mbox(path: Path) -> list[Archived]:
     """Each message's raw bytes and delivery time: its `From ` line's date. A message whose
     `From ` line has none takes its Date header (set by its sender), marked `dated_by_sender`
-    so the caller says how many (`--strict` refuses them)."""
+    so the caller says how many (`--strict` refuses them). A gzip-compressed mbox (ARCHIVE's
+    mail.mbox.gz, as the player saved it) is read uncompressed (213)."""
     if not path.is_file():
         raise FileNotFoundError(f"mbox not found: {path}")
+    if gzipped(path):
+        with tempfile.TemporaryDirectory() as folder:
+            plain = Path(folder) / "mail.mbox"
+            with gzip.open(path, "rb") as packed, plain.open("wb") as unpacked:
+                shutil.copyfileobj(packed, unpacked)
+            return read_mbox(plain)
     box = mailbox.mbox(str(path), create=False)
     out: list[Archived] = []
     try:

@@ -61,6 +61,17 @@ class Verdict:
     believed: bool = True  # False: the named sender is not shown to have sent it
 
     @property
+    def stopped(self) -> str:
+        """Which check stopped the mail and why, plainly, for the operator's log line: `the
+        player check (the sender is not a player of this game)`; the details the check found
+        follow when they add anything (verify review: it read `player: unbelieved player`)."""
+        plain = STOPS.get(self.check, self.check)
+        detail = self.why or (str(self.outcome.code) if self.outcome is not None else "")
+        if detail and detail not in (self.check, plain):
+            plain = f"{plain}: {detail}"
+        return f"the {self.check} check ({plain})"
+
+    @property
     def note(self) -> str:
         """The `inbound.note`: unbelieved mail is marked so it never counts against anyone."""
         code = str(self.outcome.code) if self.outcome is not None else self.check
@@ -215,6 +226,22 @@ def length(intake: Intake, work: UnitOfWork) -> Verdict | None:
         return None
     too_long = outcomes.TooLong(length=f"{len(body):,}", limit=f"{longest:,}")
     return Verdict("length", InboundStatus.REFUSED, Answer.REPLY, Outcome(too_long))
+
+
+# What each check's stop means, for the operator's log (`Verdict.stopped`).
+STOPS = {
+    "automatic": "an automatic mail (a bounce, an auto-reply, a list): never answered",
+    "single_sender": "From names no single mailbox",
+    "player": "the sender is not a player of this game",
+    "authenticated": "the mail is not shown to be written by the player it names",
+    "whole_headers": "a header the referee reads appears twice",
+    "addressed_here": "the mail is not addressed to this game",
+    "one_game": "another game of this referee already applied this mail",
+    "daily_allowance": "the player is over the day's allowance of mail or commands",
+    "header_length": "a header is longer than [limits] max_header_chars",
+    "size": "the mail is larger than [game] max_mail_bytes",
+    "length": "the text is longer than [limits] max_body_chars",
+}
 
 
 # The order is the policy: nothing that can refuse a forger's mail comes after the allowance.

@@ -616,7 +616,9 @@ class Referee:
         players' whole, every other a stand-in: `record.archive_mbox`), and the game's config
         without secrets. Past `[limits] archive_bytes`, the two are written on the game's site
         under the SHA-256 of the mbox (`record.publish_archive`) and the reply links them;
-        without a site, the refusal sends the player to the operator's `export-mail`."""
+        without a site, the refusal sends the player to the operator's `export-mail`. The reply
+        names the record's last link and its head, the one `verify` must reach (the request's
+        own link comes after it)."""
         shared = self.shared_mail(work, state)
         made = record.archive_mbox(work.mail_links(), shared, self.settings.game.language)
         size = record.shown_size(len(made.packed))
@@ -634,13 +636,21 @@ class Referee:
                 size=size,
                 mailbox=f"{url}/{folder}/{record.MAILBOX}",
                 config=f"{url}/{folder}/{record.CONFIG}",
+                link=self.link,
+                head=self.head,
             )
             return Outcome(linked), ()
         files = (
             outgoing.Attachment(record.MAILBOX, "application/gzip", made.packed),
             outgoing.Attachment(record.CONFIG, 'text/plain; charset="utf-8"', config.encode()),
         )
-        sent = outcomes.ArchiveSent(messages=made.shared, size=size, withheld=made.withheld)
+        sent = outcomes.ArchiveSent(
+            messages=made.shared,
+            size=size,
+            withheld=made.withheld,
+            link=self.link,
+            head=self.head,
+        )
         return Outcome(sent), files
 
     # ----- requests confirmed by reply: joining, moving (201) --------------------------------
@@ -785,11 +795,10 @@ class Referee:
         work.record_inbound(mail, at, verdict.status, verdict.note)
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
-                "mail %s claiming to be from %s stopped by %s: %s",
+                "mail %s claiming to be from %s stopped by %s",
                 _shown(mail.message_id),
                 redact(mail.sender) if mail.sender else "nobody",
-                verdict.check,
-                _shown(verdict.why or verdict.note),
+                _shown(verdict.stopped),
             )
         sent = 0
         day = at.date().isoformat()

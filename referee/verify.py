@@ -10,7 +10,13 @@ replays the game with the same engine and templates, then checks:
   against the mail the replay makes;
 - with `--sent`, every mail the referee sent (an mbox or Maildir, as a player saved it), byte
   for byte against the mail the replay makes (any `DKIM-Signature` header is set aside: a
-  signature is checked apart), and the chain head each one names.
+  signature is checked apart), and the chain head each one names. A player's check of an
+  archive (ARCHIVE) against the mail he received cannot remake two kinds of mail, which are
+  counted and named in notes, never passed over in silence nor failed: mail of links after the
+  record's last (the reply to ARCHIVE itself, and anything sent since: its `X-Nomic-Chain`
+  names a later link), and mail answering a withheld mail (it names the stand-in's link and
+  is dated when the stand-in took effect). Any other mail the rules do not make fails. The
+  reply that carried the record says when it was asked for: the replay's clock stops there.
 
 A player's archive (ARCHIVE) holds a stand-in in place of each mail of someone not playing:
 the replay makes that mail's link from it, so the chain's heads are checked, and the verdict
@@ -25,14 +31,23 @@ where one was answered passes (new-user review).
 
 It stops at the first divergence and names it: where (the link, the message, the mail), what
 was published or stored and what the rules give. Pure comparison over `replay`; it writes
-nothing.
+nothing: a SQLite database the config names that is not there is not made (it is said,
+and only the mail is checked), and a gzip-compressed mbox (ARCHIVE's mail.mbox.gz) is read as
+it is.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from email.parser import BytesHeaderParser, BytesParser
+from email.policy import compat32
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +55,9 @@ from referee.config import Settings
 from referee.core import chain
 from referee.mail import intake
 from referee.mail.auth import Authentication
-from referee.replay import Archived, read_mail, replay, undated
+from referee.mail.outgoing import CHAIN_HEADER
+from referee.record import MAILBOX
+from referee.replay import GZIP_MAGIC, Archived, read_mail, replay, undated
 from referee.service import Referee
 from referee.store.store import Store
 
@@ -66,6 +83,9 @@ class Verdict:
     signatures_checked: int = 0  # DKIM signatures of the sent mail that verified (213)
     sent_missing: int = 0  # mails the rules make that the sent mail given does not hold
     withheld: int = 0  # mails of people not playing, given as stand-ins: their text unchecked
+    last_link: int = 0  # the number of the record's last link (0: none), whose head is `head`
+    sent_after_record: int = 0  # sent mail of links after the record's last: not checked
+    sent_answers_withheld: int = 0  # sent mail answering a withheld mail: not made, not checked
     divergence: Divergence | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -103,6 +123,12 @@ def verify(
             f"{missing} of {len(messages)} messages have no delivery time in their 'From ' line:"
             " the time their sender wrote in Date was used (`replay --strict` refuses them)"
         )
+    absent = _absent_database(settings) if database else None
+    if absent is not None:  # connecting would make an empty file: verify writes nothing
+        database = False
+        verdict.notes.append(
+            f"no database at {absent}: only the mail was checked (as with --no-database)"
+        )
     replayed = _Replayed()
 
     def keep(store: Store, referee: Referee) -> None:
@@ -116,6 +142,9 @@ def verify(
     recorded = _recorded(settings) if database else {}
     mails = read_mail(sent) if sent is not None else []
     until = _until(settings, messages, mails, database)
+    asked = _archive_reply(inbound, mails) if not database else None
+    if asked is not None:  # the record ends where the request for it took effect
+        until = max([asked[1], *(m.at for m in messages if m.at is not None)])
     result = replay(
         settings,
         messages,
@@ -147,6 +176,13 @@ def verify(
         )
     verdict.links = len(replayed.links)
     verdict.head = replayed.links[-1][5] if replayed.links else chain.GENESIS
+    verdict.last_link = replayed.links[-1][0] if replayed.links else 0
+    if asked is not None and asked[0] - 1 != verdict.last_link:
+        verdict.notes.append(
+            f"the reply to ARCHIVE that carried this record belongs to link {asked[0]}, so the "
+            f"record should end at link {asked[0] - 1}; the replay ends at link "
+            f"{verdict.last_link}"
+        )
     if database:
         _check_database(settings, replayed, verdict)
     if sent is not None and verdict.ok:
@@ -154,6 +190,50 @@ def verify(
         if verdict.ok:
             _check_signatures(settings, mails, verdict)
     return verdict
+
+
+def _archive_reply(inbound: Path, sent: list[Archived]) -> tuple[int, datetime] | None:
+    """The reply to ARCHIVE among the sent mail that carried the record given (its
+    `mail.mbox.gz` attached, or linked on the site by the SHA-256 of its bytes): the link it
+    names and its Date, when the request took effect. The record ends just before: a replay of
+    it runs its clock to then, firing the deadlines due before the request and none after."""
+    if not sent or not inbound.is_file():
+        return None
+    given = inbound.read_bytes()
+    packed = given if given.startswith(GZIP_MAGIC) else None
+    for item in sent:
+        named, dated = chain_named(item.raw), _dated(item.raw)
+        if named is None or dated is None:
+            continue
+        if packed is not None and hashlib.sha256(packed).hexdigest().encode() in item.raw:
+            return named[0], dated
+        if b"mail.mbox.gz" not in item.raw:
+            continue
+        message = BytesParser(policy=compat32).parsebytes(item.raw)
+        for part in message.walk():
+            if part.get_filename() != MAILBOX:
+                continue
+            payload = part.get_payload(decode=True)
+            if not isinstance(payload, bytes):
+                continue
+            try:
+                if payload == given or gzip.decompress(payload) == given:
+                    return named[0], dated
+            except (OSError, EOFError):  # not gzip: not this record
+                continue
+    return None
+
+
+def _absent_database(settings: Settings) -> Path | None:
+    """The SQLite file the config names when it is not there (connecting would make it,
+    empty); None for any other database."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(settings.database_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    path = Path(str(url.database))
+    return None if path.exists() else path
 
 
 def _check_signatures(settings: Settings, sent: list[Archived], verdict: Verdict) -> None:
@@ -382,6 +462,9 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         if made is None and verdict.withheld and recipient not in replayed.players:
             unmade += 1
             continue
+        if made is None and _answers_withheld(raw, replayed) is not None:
+            verdict.sent_answers_withheld += 1  # named in a note below
+            continue
         if made != raw:
             published, rules = _first_difference(raw, made or b"")
             verdict.fail(
@@ -400,11 +483,21 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
             f"{unmade} mail(s) of the outbox to people not playing answer withheld mail: "
             "not made by this replay, so not checked"
         )
+    if verdict.sent_answers_withheld:
+        verdict.notes.append(_withheld_answers_note(verdict.sent_answers_withheld, "outbox"))
 
 
 def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> None:
+    """Each sent mail byte for byte against the mail the replay makes. A mail the replay does
+    not make fails, unless it belongs to a link after the record's last (its `X-Nomic-Chain`
+    names a later link and its Date is not before the record's end: the reply to ARCHIVE
+    itself, and any mail sent since), or answers a withheld mail (it names the stand-in's link,
+    number and head, and is dated when the stand-in took effect: the note to a player whose
+    address a stranger forged, the King's notice of a stranger's request): those are counted
+    and named in a note, not checked (213)."""
     made = {mid: _comparable(raw) for mid, raw in replayed.outbox.items()}
     seen = set()
+    after = _after_record(replayed)
     for item in sent:
         mid, _, _ = intake.identify(item.raw)
         published = _comparable(item.raw)
@@ -414,9 +507,26 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
         if expected is None and mid in replayed.unread_answers:
             verdict.sent_checked -= 1  # named in a note: its mail was not given
             continue
+        if expected is None and after(item.raw):
+            verdict.sent_checked -= 1
+            verdict.sent_after_record += 1
+            continue
+        if expected is None and _answers_withheld(item.raw, replayed) is not None:
+            verdict.sent_checked -= 1
+            verdict.sent_answers_withheld += 1
+            continue
         if expected is None:
             verdict.fail(
                 Divergence(f"sent mail {mid}", "the rules never make this mail", _subject(item.raw))
+            )
+            return
+        if not _names_a_reached_link(item.raw, replayed):
+            verdict.fail(
+                Divergence(
+                    f"sent mail {mid}",
+                    "its X-Nomic-Chain header names no link the replay reached",
+                    _chain_header_text(item.raw),
+                )
             )
             return
         if published != expected:
@@ -426,6 +536,90 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
             )
             return
     verdict.sent_missing = len(set(made) - seen)
+    if verdict.sent_after_record:
+        verdict.notes.append(
+            f"after the record: {verdict.sent_after_record} sent mail(s) belong to links after "
+            f"its last (link {verdict.last_link}), the reply to ARCHIVE among them: not checked"
+        )
+    if verdict.sent_answers_withheld:
+        verdict.notes.append(_withheld_answers_note(verdict.sent_answers_withheld, "sent"))
+
+
+def _withheld_answers_note(count: int, where: str) -> str:
+    return (
+        f"{count} {where} mail(s) answer withheld mail (each names a stand-in's link and is "
+        "dated when it took effect): a stand-in cannot make them again, so they are not checked"
+    )
+
+
+def _chain_header_text(raw: bytes) -> str:
+    """The `X-Nomic-Chain` header's value of a mail the referee sent, "" when it has none."""
+    for line in raw.replace(b"\r\n", b"\n").split(b"\n"):
+        if not line:
+            break
+        if line.lower().startswith(CHAIN_HEADER.lower()):
+            return line[len(CHAIN_HEADER) :].decode("ascii", "replace").strip()
+    return ""
+
+
+def chain_named(raw: bytes) -> tuple[int, str] | None:
+    """The link (number, head) a sent mail names in `X-Nomic-Chain`, or None."""
+    number, _, head = _chain_header_text(raw).partition(" ")
+    if not number.isdigit() or not re.fullmatch(r"[0-9a-f]{64}", head.strip()):
+        return None
+    return int(number), head.strip()
+
+
+def _dated(raw: bytes) -> datetime | None:
+    """When a sent mail says it was written: its Date header (the referee's own, to the second)."""
+    value = BytesHeaderParser(policy=compat32).parsebytes(raw).get("Date")
+    try:
+        at = parsedate_to_datetime(str(value)) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None
+    return at if at is None or at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def _second(at: datetime) -> datetime:
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).replace(microsecond=0)
+
+
+def _after_record(replayed: _Replayed) -> Callable[[bytes], bool]:
+    """Whether a sent mail the replay does not make belongs after the record's last link:
+    it names a later link and is dated no earlier than that link (the Date is to the second)."""
+    last, end = (replayed.links[-1][0], replayed.links[-1][2]) if replayed.links else (0, None)
+
+    def after(raw: bytes) -> bool:
+        named, dated = chain_named(raw), _dated(raw)
+        if named is None or dated is None or named[0] <= last:
+            return False
+        return end is None or dated >= _second(end)
+
+    return after
+
+
+def _answers_withheld(raw: bytes, replayed: _Replayed) -> int | None:
+    """The number of the withheld mail's link a sent mail answers, or None: the mail names
+    that link in `X-Nomic-Chain` (its number and the head its stand-in made) and its Date is
+    the time the stand-in took effect, to the second. Any other mail the rules do not make
+    still fails."""
+    named, dated = chain_named(raw), _dated(raw)
+    if named is None or dated is None:
+        return None
+    for seq, kind, at, given, text, head in replayed.links:
+        if (seq, head) != named:
+            continue
+        stand_in = kind == "mail" and given is not None
+        stand_in = stand_in and _json(text).get("raw") != chain.mail_digest(given or b"")
+        return seq if stand_in and dated == _second(at) else None
+    return None
+
+
+def _names_a_reached_link(raw: bytes, replayed: _Replayed) -> bool:
+    """A sent mail's `X-Nomic-Chain` names a link (number and head) the replay reached; a mail
+    without a readable one (made before the header existed) is judged by its bytes alone."""
+    named = chain_named(raw)
+    return named is None or any((seq, head) == named for seq, *_, head in replayed.links)
 
 
 def _comparable(raw: bytes) -> bytes:

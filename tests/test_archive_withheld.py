@@ -21,15 +21,18 @@ from collections.abc import Iterator
 from datetime import timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
 import pytest
 
 from referee.config import Settings, load_settings
+from referee.replay import write_mbox
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import CONFIG
 from tests.helpers import ADA, BOB, T0, mail
+from tests.sender_mail import SERVER, vouched
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
 DAN = "dan@newcomer.example"  # joins
@@ -225,11 +228,14 @@ def test_a_record_past_the_limit_is_linked_on_the_site_and_replays_to_the_same_h
         referee = Referee.create(store, settings, T0)
         answer = reply(referee, play(referee))
         live_head = head_before_archive(referee)
+        last = referee.store.chain(referee.game_id)[-2].seq
     finally:
         store.close()
     assert not files_of(answer)
     said = text_of(answer)
     assert words in said
+    ends = {"en": "The record ends at link", "it": "L'archivio finisce all'anello"}[language]
+    assert f"{ends} {last}" in said and live_head in said  # the head verify must reach
     site = tmp_path / "site"
     folders = [p for p in (site / "archive").iterdir() if p.is_dir()]
     assert len(folders) == 1
@@ -289,3 +295,119 @@ def test_without_a_site_the_record_past_the_limit_is_refused(tmp_path: Path) -> 
     said = text_of(answer)
     assert "Refused." in said and "export-mail" in said
     assert not (tmp_path / "site" / "archive").exists()
+
+
+def test_verify_reads_the_archive_as_saved_and_makes_no_database(
+    live: tuple[Referee, Settings], tmp_path: Path
+) -> None:
+    """mail.mbox.gz is read as the player saved it (gzip), and a verify run without
+    --no-database leaves no empty nomic.db behind (213, verify review)."""
+    referee, _settings = live
+    files = files_of(reply(referee, play(referee)))
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    (folder / "game.toml").write_bytes(files["game.toml"])
+    (folder / "mail.mbox.gz").write_bytes(files["mail.mbox.gz"])
+    checked = run("verify", str(folder / "game.toml"), str(folder / "mail.mbox.gz"), "--json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    verdict = json.loads(checked.stdout)
+    assert verdict["ok"] is True and verdict["head"] == head_before_archive(referee)
+    assert verdict["database_links"] == 0
+    assert any("no database at" in note for note in verdict["notes"])
+    assert sorted(p.name for p in folder.iterdir()) == ["game.toml", "mail.mbox.gz"]
+
+
+def test_the_log_names_the_check_that_stopped_a_strangers_mail_plainly(
+    live: tuple[Referee, Settings], caplog: pytest.LogCaptureFixture
+) -> None:
+    referee, _settings = live
+    with caplog.at_level("WARNING", logger="referee"):
+        referee.receive(mail(EVE, "hello", "Eve's subject", message_id="<e9@x>"), T0)
+    lines = [r.getMessage() for r in caplog.records if "<e9@x>" in r.getMessage()]
+    assert len(lines) == 1
+    assert lines[0].endswith(
+        "stopped by the player check (the sender is not a player of this game)"
+    ), lines[0]
+    assert "unbelieved" not in lines[0] and EVE not in lines[0]
+
+
+def guarded(folder: Path) -> Settings:
+    """The game with sender authentication on: the receiving server vouches for players."""
+    path = config_with_site(folder)
+    text = path.read_text(encoding="utf-8")
+    text += f'\n[auth]\nrequired = true\ntrusted_authserv_id = "{SERVER}"\nverify_dkim = false\n'
+    path.write_text(text, encoding="utf-8")
+    return load_settings(path)
+
+
+def test_the_players_check_of_his_inbox_notes_what_the_record_cannot_remake(
+    tmp_path: Path,
+) -> None:
+    """Bob checks the referee's mail he received against his archive (--sent INBOX): the reply
+    to ARCHIVE comes after the record, the note about a forgery in his name answers a withheld
+    mail; both are counted and named, not failed. A mail moved to another time fails."""
+    settings = guarded(tmp_path)
+    store = Store(settings.database_url)
+    try:
+        referee = Referee.create(store, settings, T0)
+        passed = dict(vouched("dkim=pass header.d=example.org"))
+        times = iter(T0 + timedelta(minutes=m) for m in range(1, 100))
+        referee.receive(mail(ADA, "STATUS", headers=passed), next(times))
+        referee.receive(mail(BOB, "VOTE 301 NO", "forged", message_id="<forged@x>"), next(times))
+        referee.receive(mail(EVE, "hello", "Eve's subject", message_id="<e1@x>"), next(times))
+        referee.receive(mail(BOB, "STATUS", headers=passed), next(times))
+        asked = "<bob-archive@example.org>"
+        referee.receive(mail(BOB, "ARCHIVE", message_id=asked, headers=passed), next(times))
+        rows = [r for r in store.outbox(referee.game_id) if r.recipient == BOB]
+        notes = [r for r in rows if r.kind == "unbelieved"]
+        assert len(notes) == 1  # "A mail in your name was not obeyed"
+        answer = reply(referee, asked)
+        live_head = head_before_archive(referee)
+        last = referee.store.chain(referee.game_id)[-2].seq
+    finally:
+        store.close()
+    said = text_of(answer)
+    assert f"The record ends at link {last} of the game's hash chain, head" in said
+    assert live_head in said and "names it in its" in said and "X-Nomic-Chain" in said
+    config, mbox = unpack(tmp_path / "player", files_of(answer))
+    inbox = tmp_path / "player" / "INBOX"
+    write_mbox(inbox, [(r.raw, r.created_at) for r in rows], settings.game.address)
+
+    checked = run("verify", str(config), str(mbox), "--no-database", "--sent", str(inbox))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    out = checked.stdout
+    assert f"the record ends at link {last}, head {live_head}" in out
+    assert f"X-Nomic-Chain: {last} {live_head}" in out
+    assert "after the record: 1 mail not checked" in out
+    assert "answers to withheld mail: 1 mail not checked" in out
+    assert "PASS" in out
+    verdict = json.loads(
+        run(
+            "verify", str(config), str(mbox), "--no-database", "--sent", str(inbox), "--json"
+        ).stdout
+    )
+    assert verdict["sent_after_record"] == 1 and verdict["sent_answers_withheld"] == 1
+    assert verdict["last_link"] == last and verdict["head"] == live_head
+    assert verdict["sent_checked"] == len(rows) - 2
+
+    # the operator's check of the players' record against the database passes as well
+    players = tmp_path / "players.mbox"
+    game = str(tmp_path / "game.toml")
+    assert run("export-mail", game, "--out", str(players), "--players-only").returncode == 0
+    against = run("verify", game, str(players), "--json")
+    assert against.returncode == 0, against.stdout + against.stderr
+    assert json.loads(against.stdout)["sent_answers_withheld"] == 1  # the note to Bob
+
+    # the note moved a minute later answers no withheld mail: the rules never make it
+    note = notes[0].raw
+    date = message_from_bytes(note)["Date"]
+    moved = format_datetime(parsedate_to_datetime(date) + timedelta(minutes=1))
+    forged = [
+        (r.raw.replace(date.encode(), moved.encode(), 1) if r.raw == note else r.raw) for r in rows
+    ]
+    write_mbox(inbox, [(raw, T0) for raw in forged], settings.game.address)
+    failed = run("verify", str(config), str(mbox), "--no-database", "--sent", str(inbox))
+    assert failed.returncode == 1, failed.stdout
+    assert (
+        "FAIL at sent mail" in failed.stdout and "the rules never make this mail" in failed.stdout
+    )

@@ -331,3 +331,27 @@ def test_metrics_on_their_port(tmp_path: Path) -> None:
     assert 'nomic_quarantined_mails{game="test-nomic"} 0.0' in page
     assert 'nomic_deadline_lag_seconds{game="test-nomic"}' in page
     assert "nomic_outbox_oldest_seconds" in page
+
+
+def test_cron_and_doctor_say_when_sender_authentication_is_off(tmp_path: Path) -> None:
+    """`run --once` warns on stderr once a run, as `run` logs at start, and `doctor` gives a
+    Maildir game an auth line: WARN with what to set while it is off, OK once it is on."""
+    config = write_config(tmp_path)
+    for sub in ("maildir", "sent"):
+        for leaf in ("new", "cur", "tmp"):
+            (tmp_path / sub / leaf).mkdir(parents=True, exist_ok=True)
+    assert cli("init", config).returncode == 0
+    for _run in range(2):
+        done = cli("run", "--once", config)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.count("SENDER AUTHENTICATION IS OFF") == 1, done.stderr
+    doctor = cli("doctor", config)
+    auth = [line for line in doctor.stdout.splitlines() if line.split()[1:2] == ["auth:"]]
+    assert len(auth) == 1, doctor.stdout
+    assert auth[0].startswith("WARN auth: SENDER AUTHENTICATION IS OFF"), auth[0]
+    assert "fix: set [auth] required = true" in auth[0]
+    config.write_text(config.read_text() + "\n[auth]\nrequired = true\n", encoding="utf-8")
+    done = cli("run", "--once", config)
+    assert done.returncode == 0 and "SENDER AUTHENTICATION" not in done.stderr, done.stderr
+    doctor = cli("doctor", config)
+    assert "OK   auth: sender authentication is on" in doctor.stdout, doctor.stdout

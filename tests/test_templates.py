@@ -240,13 +240,15 @@ DATA: dict[str, dict[str, Any]] = {
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
     "confirm_needed": {"meant": "VOTE 301 YES", "form": "VOTE N YES|NO"},
-    "archive_sent": {"messages": 12, "size": "38 kB", "withheld": 2},
+    "archive_sent": {"messages": 12, "size": "38 kB", "withheld": 2, "link": 40, "head": "ab" * 32},
     "archive_linked": {
         "messages": 12,
         "withheld": 2,
         "size": "8.1 MB",
         "mailbox": "https://nomic.example/archive/ab12/mail.mbox.gz",
         "config": "https://nomic.example/archive/ab12/game.toml",
+        "link": 40,
+        "head": "ab" * 32,
     },
 }
 REASON_DATA: dict[str, Any] = {

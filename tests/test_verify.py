@@ -328,3 +328,69 @@ def test_verify_of_a_folder_that_is_no_maildir_says_so(game: tuple[Path, Setting
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "is a folder but not a Maildir (no cur/ and new/ in it)" in done.stderr
     assert "its cur/ or new/ folder" in done.stderr
+
+
+def test_a_players_archive_checks_his_inbox_with_deadlines_around_the_request(
+    tmp_path: Path,
+) -> None:
+    """Bob mails ARCHIVE after a deadline fired and before others fire; he checks the referee's
+    mail he received (--sent) against the record: the replay's clock stops at his request
+    (the reply carrying the record says when), so it reaches the head the reply names, and
+    the mail of the later deadlines is after the record, not a failure (213)."""
+    import gzip
+    from datetime import UTC, timedelta
+    from email import message_from_bytes, policy
+
+    from referee.runner import Service
+    from tests.helpers import BOB, mail
+
+    config = game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}")
+    settings = load_settings(config)
+    _, mails = build("en")
+    mails = mails[:10]
+    asked_at = datetime(2026, 12, 16, 9, tzinfo=UTC)
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, mails)
+        Service(settings, store).run_once(asked_at - timedelta(hours=1))  # a deadline fires
+        record_end = store.chain(game_id)[-1]
+        assert record_end.kind == "tick"
+        referee = Referee(store, game_id, settings)
+        referee.receive(mail(BOB, "ARCHIVE", message_id="<bob-archive@x>"), asked_at)
+        Service(settings, store).run_once(asked_at + timedelta(days=60))  # and more after it
+        assert [r.kind for r in store.chain(game_id)][-2:] == ["tick", "tick"]
+        rows = [r for r in store.outbox(game_id) if r.recipient == BOB]
+    finally:
+        store.close()
+    reply = next(r for r in rows if b"mail.mbox.gz" in r.raw)
+    parsed = message_from_bytes(reply.raw, policy=policy.default)
+    files: dict[str, bytes] = {}
+    for part in parsed.iter_attachments():
+        payload = part.get_payload(decode=True)
+        assert isinstance(payload, bytes)
+        files[str(part.get_filename())] = payload
+    player = tmp_path / "player"
+    player.mkdir()
+    (player / "game.toml").write_bytes(files["game.toml"])
+    (player / "mail.mbox.gz").write_bytes(files["mail.mbox.gz"])
+    assert gzip.decompress(files["mail.mbox.gz"]).startswith(b"From ")
+    write_mbox(player / "INBOX", [(r.raw, r.created_at) for r in rows], settings.game.address)
+    done = subprocess.run(
+        [
+            *CLI,
+            "verify",
+            str(player / "game.toml"),
+            str(player / "mail.mbox.gz"),
+            "--no-database",
+            "--sent",
+            str(player / "INBOX"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["head"] == record_end.head and verdict["last_link"] == record_end.seq
+    assert verdict["sent_after_record"] > 1  # the reply, and the later deadlines' mail
+    assert verdict["sent_checked"] == len(rows) - verdict["sent_after_record"]

@@ -349,6 +349,8 @@ class ArchiveSent(Accepted):
     messages: int = 0  # the players' mails in the attached mbox
     size: str = ""  # the attachment's size, as written for a reader ("1.2 MB")
     withheld: int = 0  # the mails of others, each in it as a stand-in
+    link: int = 0  # the number of the record's last link of the hash chain
+    head: str = ""  # that link's head: `verify` reaches it, and the mail of that link names it
 
 
 @dataclass(frozen=True)
@@ -363,6 +365,8 @@ class ArchiveLinked(Accepted):
     size: str
     mailbox: str  # the URL of mail.mbox.gz
     config: str  # the URL of game.toml
+    link: int = 0  # the number of the record's last link of the hash chain
+    head: str = ""  # that link's head (see `ArchiveSent`)
 
 
 @dataclass(frozen=True)
