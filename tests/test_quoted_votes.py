@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.config import load_settings, slug
 from tests.attack import ADA, BOB, CARLA, EXAMPLE, Mbox, replay
 
 ITALIAN = EXAMPLE.with_name("game-it.toml")
@@ -73,3 +74,74 @@ def test_votes_in_unmarked_history_are_not_obeyed_and_own_votes_are(
         assert f"> {vote} 301 {answer}" in reply, (line, reply)
     last = "yes" if answers[len(OWN[language]) - 1] == yes else "no"
     assert done.proposal(301)["votes"] == {BOB: "yes", ADA: last}
+
+
+# A line longer than the notice's plain part: the notice wraps it at 72 columns.
+LONG = (
+    "Hats are mandatory for every player at all times and in all places, and this sentence is"
+    " long enough to wrap twice at seventy-two columns."
+)
+LONG_AFTER = (
+    "Any player without a hat loses one point for every day without the hat, as counted by the"
+    " King."
+)
+WRAPPED = (
+    "Hats are mandatory for every player at all times and in all places, and\n"
+    "this sentence is long enough to wrap twice at seventy-two columns.\n"
+    "{vote}\n"
+    "Any player without a hat loses one point for every day without the hat,\n"
+    "as counted by the King."
+)
+# A header this referee does not know: only the echo check can tell the copy from own words.
+UNKNOWN = "Carla's notice of Tuesday, as my phone shows it:"
+
+
+def in_thread(language: str) -> tuple[tuple[str, str], ...]:
+    """Headers of a reply to proposal 301's notice (its thread's root Message-ID)."""
+    root = f"<{slug(load_settings(GAMES[language]).game.name)}.proposal-301@nomic.example>"
+    return (("In-Reply-To", root), ("References", root))
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_a_planted_vote_in_a_wrapped_copy_of_the_notice_is_not_obeyed(
+    tmp_path: Path, language: str
+) -> None:
+    """Attacker review: the line beside the planted vote is longer than 72 columns, so the
+    copy a client quotes without marks holds it wrapped as the notice wrapped it. That copy is
+    the referee's words; a vote typed above a `>`-marked quote of the same notice is the
+    player's."""
+    box = Mbox(tmp_path / "game.mbox")
+    vote = f"{VOTE[language]} 301 {YES[language]}"
+    box.add(CARLA, PROPOSE[language].format(f"{LONG}\n{vote}\n{LONG_AFTER}"))
+    copy = WRAPPED.format(vote=vote)
+    headers = in_thread(language)
+    box.add(BOB, f"I am against this.\n\n{UNKNOWN}\n\n{copy}\n", headers=headers)
+    marked = "\n".join(f"> {line}" for line in copy.split("\n"))
+    box.add(ADA, f"{vote}\n\n{UNKNOWN}\n{marked}\n", headers=headers)
+    done = replay(box, GAMES[language])
+    assert done.proposal(301)["votes"] == {ADA: "yes"}
+    refused = "Not obeyed" if language == "en" else "Non eseguito"
+    assert any(refused in " ".join(reply.split()) for reply in done.replies_to(BOB))
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_a_one_line_proposal_that_is_a_vote_is_never_a_reply_of_its_thread(
+    tmp_path: Path, language: str
+) -> None:
+    """Attacker review: a proposal whose whole text is `VOTE 301 YES` has no line beside the
+    vote to tell a copy from a line typed. In a reply to that proposal's notice the line is
+    never the player's, and the reply says to write it in a new mail; in a new mail (no thread)
+    it is obeyed."""
+    box = Mbox(tmp_path / "game.mbox")
+    vote = f"{VOTE[language]} 301 {YES[language]}"
+    box.add(CARLA, PROPOSE[language].format(vote))
+    copy = f"Proposal 301 by Carla De Santis.\n\n{vote}\n\nDebate until Wednesday."
+    headers = in_thread(language)
+    box.add(BOB, f"I am against this nonsense.\n\n{UNKNOWN}\n\n{copy}\n", headers=headers)
+    box.add(ADA, f"{vote}\n", headers=headers)
+    done = replay(box, GAMES[language])
+    assert done.proposal(301)["votes"] == {}
+    new_mail = "new mail" if language == "en" else "nuova mail"
+    assert any(new_mail in " ".join(reply.split()) for reply in done.replies_to(ADA))
+    box.add(ADA, f"{vote}\n")
+    assert replay(box, GAMES[language]).proposal(301)["votes"] == {ADA: "yes"}
