@@ -43,11 +43,38 @@ HISTORY = {
     "outlook-tr": "-----Özgün İleti-----",
     "outlook-cs": "-----Původní zpráva-----",
     "outlook-it": "-----Messaggio originale-----",
+    # attacker review: Gmail in Korean, Chinese, Greek and Indonesian; Outlook's header block in
+    # Japanese, Hungarian, Romanian and Greek (under its line of underscores or not)
+    "gmail-ko": "2026년 12월 2일 (수) 오전 8:00, Carla <carla@example.org>님이 작성:",
+    "gmail-zh": "Carla De Santis <carla@example.org> 于2026年12月2日周三 08:00写道：",
+    "gmail-el": "Στις Τετ 2 Δεκ 2026 στις 8:00 π.μ., ο/η Carla <carla@example.org> έγραψε:",
+    "gmail-id": "Pada tanggal Rab, 2 Des 2026 pukul 08.00 Carla <carla@example.org> menulis:",
+    "outlook-ja": "差出人: Carla De Santis <carla@example.org>\n送信日時: 2026年12月2日 8:00\n"
+    "宛先: referee@nomic.example\n件名: vote",
+    "outlook-hu": "Feladó: Carla De Santis <carla@example.org>\nElküldve: 2026. december 2. 8:00\n"
+    "Címzett: referee@nomic.example\nTárgy: vote",
+    "outlook-ro": "________________________________\nDe la: Carla <carla@example.org>\n"
+    "Trimis: miercuri, 2 decembrie 2026 08:00\nCătre: Ada <ada@example.org>\nSubiect: 301",
+    "outlook-el": "________________________________\nΑπό: Carla <carla@example.org>\n"
+    "Στάλθηκε: Τετάρτη, 2 Δεκεμβρίου 2026 8:00 πμ\nΠρος: Ada <ada@example.org>\nΘέμα: 301",
 }
 # Lines of the player's own that only look like the start of history, in either language.
 OWN = {
-    "en": ["From: me", "Sent: now", "As Bob <bob@x> wrote:", "________________", "--"],
-    "it": ["Da: Ada\nA: tutti", "Inviato: adesso", "Come Bob <bob@x> ha scritto:", "--"],
+    "en": [
+        "From: me",
+        "Sent: now",
+        "As Bob <bob@x> wrote:",
+        "________________",
+        "--",
+        "On 9 December 2026 at 09:00 the vote closes; as I wrote:",
+    ],
+    "it": [
+        "Da: Ada\nA: tutti",
+        "Inviato: adesso",
+        "Come Bob <bob@x> ha scritto:",
+        "--",
+        "Il 9 dicembre 2026 alle 09:00 il voto chiude; come lui ha scritto:",
+    ],
 }
 
 
