@@ -11,6 +11,7 @@ below them obeyed.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,42 @@ def test_a_one_line_proposal_that_is_a_vote_is_never_a_reply_of_its_thread(
     assert any(new_mail in " ".join(reply.split()) for reply in done.replies_to(ADA))
     box.add(ADA, f"{vote}\n")
     assert replay(box, GAMES[language]).proposal(301)["votes"] == {ADA: "yes"}
+
+
+# A mail that begins with what ends the player's own words: what the reply says of it.
+CUT = {
+    "en": {
+        "Sent from my iPhone": "a line a mail program puts under its user's text",
+        "-- ": "the separator a signature follows",
+        "From: Ada Lovelace <ada@example.org>\nSent: now": "the start of a quoted mail's headers",
+    },
+    "it": {
+        "Inviato da iPhone": "una riga che il programma di posta aggiunge sotto il testo",
+        "-- ": "il separatore dopo cui viene la firma",
+        "Da: Ada Lovelace <ada@example.org>\nInviato: adesso": "l'inizio delle intestazioni",
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_a_mail_that_begins_with_a_footer_or_headers_is_told_why_nothing_was_read(
+    tmp_path: Path, language: str
+) -> None:
+    """Attacker review: "Sent from my iPhone", "-- " or a header block as a mail's first lines
+    end the player's own words before any: the vote under them is not read, and the reply says
+    which line stopped the reading; a mail with no command and no such line is not told so."""
+    box = Mbox(tmp_path / "game.mbox")
+    vote = f"{VOTE[language]} 301 {YES[language]}"
+    box.add(CARLA, PROPOSE[language].format("Be kind."))
+    for first in CUT[language]:
+        box.add(BOB, f"{first}\n{vote}\n", later=timedelta(days=1))
+    box.add(BOB, "Just saying hello.\n", later=timedelta(days=1))
+    done = replay(box, GAMES[language])
+    replies = [" ".join(r.split()) for r in done.replies_to(BOB)]
+    assert len(replies) == len(CUT[language]) + 1
+    for (first, why), reply in zip(CUT[language].items(), replies, strict=False):
+        shown = first.split("\n")[0] if first != "-- " else "-- "
+        assert f'"{shown}"' in reply and why in reply, (first, reply)
+    told = "nothing of this mail was read" if language == "en" else "non è stato letto niente"
+    assert told not in replies[-1]
+    assert done.proposal(301)["votes"] == {}

@@ -385,6 +385,30 @@ def strip_reply(text: str) -> str:
     return "\n".join(kept)
 
 
+def cut_at_top(text: str) -> tuple[str, str]:
+    """When a mail's first line of text starts what is never the sender's own (a mobile
+    footer, the signature separator "-- ", an Outlook header block or a separator) and text
+    follows it, so that nothing of the mail is read: which of them ("footer", "signature",
+    "header") and that line; else ("", "")."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    first = _next_text(lines, 0)
+    if first is None or strip_reply(text).strip():
+        return "", ""
+    line = lines[first]
+    if not any(ln.strip() for ln in lines[first + 1 :]):
+        return "", ""  # nothing below it was left unread
+    if line == SIGNATURE:
+        return "signature", SIGNATURE
+    shown = line.strip()[:80]
+    if len(line) > LONGEST:
+        return "", ""
+    if _FOOTERS.match(line):
+        return "footer", shown
+    if any(p.match(line) for p in _SEPARATORS) or _RULE.match(line) or _header_block(lines, first):
+        return "header", shown
+    return "", ""
+
+
 def _can_end(lines: Sequence[str]) -> list[bool]:
     """For each line (and past the last), whether it may end an attribution or begins one
     within the look-ahead of a wrapped one: one short search a line, so the rest is done only
