@@ -73,7 +73,7 @@ from referee.mail.echoes import copied, normalise, referee_thread
 from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, courtesy, hints, plain_vote
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
-from referee.mail.quotes import strip_reply
+from referee.mail.quotes import cut_at_top, strip_reply
 from referee.mail.render import Rendered, Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
@@ -584,7 +584,11 @@ class Referee:
             other = waited[1] if len(waited) > 1 else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
             upto = _tomorrow(at) if last else None
-            items.append(_item("", Outcome(outcomes.NoCommand(hint=hint, other=other, next=upto))))
+            cut, cut_line = cut_at_top(mail.body)
+            nothing = outcomes.NoCommand(
+                hint=hint, other=other, next=upto, cut=cut, cut_line=cut_line
+            )
+            items.append(_item("", Outcome(nothing)))
         self._keep_answer(work, mail, at, facts)
         if archive is not None and (self.render or self.site is not None):
             made, files = self._archive(work, state)

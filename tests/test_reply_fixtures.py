@@ -122,6 +122,8 @@ def test_lines_that_only_look_like_history_are_the_players_own(name: str) -> Non
         "Em resumo, Carla escreveu:",
         "W dniu głosowania Carla napisała:",
         "In 2026 I wrote to Carla <carla@example.org> about it.",
+        "On 9 December 2026 at 09:00 the vote closes; as I wrote:",
+        "Il 9 dicembre 2026 alle 09:00 il voto chiude; come lui ha scritto:",
         "Meeting at 10:30 with Carla <carla@example.org>:",
         "---- the old rules ----",
         "Do: jutra\nData: 12 maja",
@@ -180,6 +182,11 @@ def test_the_players_own_lines_are_not_taken_for_history(line: str) -> None:
         '"Carla Rossi" <carla@example.org>, 1 Oca 2024 Pzt 10:00 tarihinde şunu yazdı:',
         "Wiadomość napisana przez Carla <carla@example.org> w dniu 01.01.2024, o godz. 10:00:",
         "Wiadomość napisana przez Carla <carla@example.org> w dniu 1 sty\n2024, o godz. 10:00:",
+        # attacker review: Gmail in Korean, Chinese, Greek and Indonesian
+        "2024년 1월 1일 (월) 오전 10:00, Carla <carla@example.org>님이 작성:",
+        "Carla <carla@example.org> 于2024年1月1日周一 10:00写道：",
+        "Στις Δευ 1 Ιαν 2024 στις 10:00 π.μ., ο/η Carla <carla@example.org> έγραψε:",
+        "Pada tanggal Sen, 1 Jan 2024 pukul 10.00 Carla <carla@example.org> menulis:",
     ],
 )
 def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str) -> None:
@@ -224,6 +231,11 @@ def test_bottom_posted_and_unmarked_history_leave_the_own_text(attribution: str)
         "---------- Mensagem encaminhada ---------",
         "---------- Wiadomość przekazana dalej ---------",
         "---------- Пересылаемое сообщение ---------",
+        # attacker review: Outlook's header block in Japanese, Hungarian, Romanian and Greek
+        "差出人: Carla <carla@example.org>\n送信日時: 2024年1月1日 10:00\n件名: 301",
+        "Feladó: Carla <carla@example.org>\nElküldve: 2024. január 1. 10:00\nTárgy: 301",
+        "De la: Carla <carla@example.org>\nTrimis: luni, 1 ianuarie 2024 10:00\nSubiect: 301",
+        "Από: Carla <carla@example.org>\nΣτάλθηκε: Δευτέρα, 1 Ιανουαρίου 2024 10:00 πμ",
     ],
 )
 def test_outlook_and_forwarded_blocks_end_the_own_text(block: str) -> None:

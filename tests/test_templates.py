@@ -294,6 +294,8 @@ REASON_DATA: dict[str, Any] = {
     "email": "eve@example.net",
     "proposal": 301,
     "next": T0,
+    "cut": "footer",
+    "cut_line": "Sent from my iPhone",
     "size": "7.4 MB",
     "waiting": 10,
     "accused": "Ada",

@@ -641,6 +641,11 @@ class NoCommand(Refused):
     hint: str
     other: str = ""  # the other command the thread waits for ("AGREE A1" or "DISAGREE A1")
     next: datetime | None = None  # the day's last such answer: when mail is answered again
+    # what the mail begins with that ends the sender's own words at once, so none was read:
+    # "footer" ("Sent from my iPhone"), "signature" ("-- ") or "header" (a header block), and
+    # that line
+    cut: str = ""
+    cut_line: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,11 @@ live service and replay reach the same answer whether or not mail is rendered. A
 answers one of the referee's mails (its In-Reply-To or References name the game's Message-IDs)
 has each command line compared, word for word after folding case and accents, with the
 command-like lines of what was circulated in that thread (a proposal's or an appeal's), or of
-every circulated text when the thread is not one of those.
+every circulated text when the thread is not one of those. A text's line longer than the
+notice's plain part is wrapped there (`referee.mail.markup.wrap`), so its copy is compared with
+the wrapped lines as well as the raw ones. A command line that stands alone in a text of the
+thread answered (a one-line proposal `VOTE 301 YES`) has no line beside it to tell a copy from a
+line typed: in that thread, that line is never the player's (typed in a new mail, it is).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Iterable
 from referee.core import numerals
 from referee.core.model import GameState
 from referee.mail.commands import fold, match
+from referee.mail.markup import WIDTH, wrap
 
 
 def normalise(line: str) -> str:
@@ -73,18 +78,38 @@ def copied(own_words: str, state: GameState, thread: str) -> frozenset[str]:
     commands = frozenset(_command_lines(texts))
     if not commands:
         return frozenset()
-    every = {normalise(line) for text in texts for line in text.splitlines()} - {""}
+    every = {normalise(line) for text in texts for line in _rendered(text)} - {""}
     lines = [normalise(line) for line in own_words.split("\n")]
     filled = [i for i, line in enumerate(lines) if line]
+    alone = _alone(texts) if thread else frozenset()
     found: set[str] = set()
     for place, index in enumerate(filled):
         line = lines[index]
         if line not in commands:
             continue
+        if line in alone:
+            found.add(line)
+            continue
         near = [filled[place - 1]] if place > 0 else []
         near += [filled[place + 1]] if place + 1 < len(filled) else []
         if any(lines[n] in every for n in near):
             found.add(line)
+    return frozenset(found)
+
+
+def _rendered(text: str) -> list[str]:
+    """A text's lines as written and as the notice's plain part wraps them."""
+    return [*text.splitlines(), *wrap(text, WIDTH)]
+
+
+def _alone(texts: Iterable[str]) -> frozenset[str]:
+    """The command lines that are the only line of their text (blank lines aside)."""
+    found: set[str] = set()
+    for text in texts:
+        lines = [normalise(line) for line in text.splitlines()]
+        filled = [line for line in lines if line]
+        if len(filled) == 1 and match(filled[0]) is not None:
+            found.add(filled[0])
     return frozenset(found)
 
 

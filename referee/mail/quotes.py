@@ -14,9 +14,12 @@ tables per language and per client, read by one pass over the lines.
   (Gmail and Outlook in Turkish: "Carla <addr>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:"),
   led by words (Apple Mail in Polish: "Wiadomość napisana przez ... w dniu ..., o godz. 10:00:"),
   and each of them wrapped over up to five lines (Polymail puts the address on lines of its own);
+  Gmail in Greek ("Στις ... έγραψε:"), Indonesian ("Pada tanggal ... menulis:"), Korean ("...
+  <addr>님이 작성:") and Chinese (name and address first: "... <addr> 于...08:00写道：");
 - Outlook's and Windows Mail's unprefixed history: a block of header lines in one language
   ("From:/Sent:/To:/Subject:", "Da:/Inviato:", "De:/Enviada em:/Para:/Assunto:",
-  "От:/Отправлено:/Кому:", ...), two or more in a row;
+  "От:/Отправлено:/Кому:", "Feladó:/Elküldve:", "De la:/Trimis:", "Από:/Στάλθηκε:", "差出人:/
+  送信日時:", ...), two or more in a row;
 - separators: "-----Original Message-----" and its siblings in each language ("-----Mensagem
   original-----", "-----Wiadomość oryginalna-----", "-----Исходное сообщение-----", ...),
   Gmail's "---------- Forwarded message ---------", Apple's "Begin forwarded message:",
@@ -26,12 +29,14 @@ tables per language and per client, read by one pass over the lines.
 
 An attribution not framed by dashes must name a date, a time or an address, as every client's
 does: "On Monday I wrote:" or "Il giorno dopo Carla ha scritto:" in the player's own text is his
-prose, and one naming an address but no date ("As Bob <bob@example.org> wrote:") counts only
-above a `>`-marked quote. The Outlook header block must hold its From line or a dated Sent/Date
-line, and a From line and one other count only if one names an address or a date: "From: me",
-"Da: Ada" / "A: tutti" are the player's own lines, and the commands under them are his. A `>`-marked
-quote under an attribution is a bottom-posted or interleaved reply: the quote and its
-attribution are dropped and the unmarked text after them kept, until more history begins.
+prose, and so is a sentence that ends a clause before its verb or gives the verb to a pronoun
+("On 9 December 2026 at 09:00 the vote closes; as I wrote:"); one naming an address but no date
+("As Bob <bob@example.org> wrote:") counts only above a `>`-marked quote. The Outlook header
+block must hold its From line or a dated Sent/Date line, and a From line and one other count
+only if one names an address or a date: "From: me", "Da: Ada" / "A: tutti" are the player's own
+lines, and the commands under them are his. A `>`-marked quote under an attribution is a
+bottom-posted or interleaved reply: the quote and its attribution are dropped and the unmarked
+text after them kept, until more history begins.
 
 The maintained library mail-parser-reply was evaluated: it misses several of the forms above
 and its whole-text regular expressions take quadratic time on one long line (33 s for a 40 kB
@@ -79,6 +84,10 @@ _WROTE = {
     "cs": _Wrote(("Dne",), (r"napsal(?:a|\(a\))?",)),
     "vi": _Wrote(("Vào",), ("đã viết",)),
     "tr": _Wrote((), ("şunu yazdı", "şunları yazdı")),
+    "el": _Wrote(("Στις",), ("έγραψε",)),
+    "id": _Wrote(("Pada", "Pada tanggal"), ("menulis",)),
+    "ko": _Wrote((), ("님이 작성",)),  # Gmail: "..., Carla <carla@example.org>님이 작성:"
+    "zh": _Wrote((), ("写道", "寫道")),  # Gmail: "Carla <carla@example.org> 于...08:00写道："
 }
 
 
@@ -115,6 +124,17 @@ _NAME_START = re.compile(rf"^\s*[^\s<>()\[\]@][^<>()\[\]@]{{0,80}}{_ADDRESS}\s*,
 # Words that lead an attribution with no verb at its end: Apple Mail in Polish ("Wiadomość
 # napisana przez Carla <carla@example.org> w dniu 01.01.2024, o godz. 10:00:").
 _LEAD_START = re.compile(r"^\s*Wiadomo(?:ść|sc) napisana przez\s", re.I)
+# Where the name and its address come first with no comma: Gmail in Chinese ("Carla
+# <carla@example.org> 于2026年12月2日周三 08:00写道：").
+_ADDRESSED_START = re.compile(rf"^\s*[^\s<>()\[\]@][^<>()\[\]@]{{0,80}}{_ADDRESS}")
+# What a sentence of the player's own holds and an attribution never does: "On 9 December 2026
+# at 09:00 the vote closes; as I wrote:" is prose (an attribution's verb follows a name or an
+# address, never a pronoun, and no clause ends before it).
+_PROSE = re.compile(
+    r"[;!?]|\b(?:I|we|you|they|he|she|io|noi|tu|voi|lui|lei|loro)\s+(?:wrote|ha scritto|"
+    r"hanno scritto|abbiamo scritto|ho scritto)\s*:?\s*$",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,12 @@ _SHAPES = (
         _NAME_START,
         re.compile(rf"\b(?:{_ENDS})\s*:\s*$", re.I),
     ),
+    _Shape(  # "Carla De Santis <carla@example.org> 于2026年12月2日周三 08:00写道："
+        "the name and address first, no comma, then the date and the verb: Gmail in Chinese",
+        _ADDRESSED_START,
+        re.compile(r"(?:写道|寫道)\s*[:：]\s*$"),
+        (_TIME,),
+    ),
     _Shape(  # "Wiadomość napisana przez Carla <addr> w dniu 01.01.2024, o godz. 10:00:"
         "led by words, no verb at its end: Apple Mail in Polish",
         _LEAD_START,
@@ -180,7 +206,7 @@ _SHAPES = (
 # The shapes that also begin a wrapped attribution (besides an opener word or the date).
 _WRAPPED_STARTS = (_NAME_START, _LEAD_START)
 # How a line that can end an attribution ends (a prefilter on its last characters, for speed).
-_CAN_END = re.compile(rf"(?:[:\-]|\b(?:{_VERBS}))\s*$", re.I)
+_CAN_END = re.compile(rf"(?:[:：\-]|\b(?:{_VERBS}))\s*$", re.I)
 _TAIL = 40
 _END = 200  # characters: the longest end of an attribution ("schrieb <name> <address>:")
 
@@ -203,11 +229,21 @@ _HEADERS = {
     "ru": (("От",), ("Отправлено", "Дата"), ("Кому", "Тема", "Копия")),
     "uk": (("Від",), ("Надіслано", "Дата"), ("Кому", "Тема", "Копія")),
     "cs": (("Od",), ("Odesláno", "Datum"), ("Komu", "Předmět", "Kopie")),
+    "hu": (("Feladó",), ("Elküldve", "Dátum"), ("Címzett", "Tárgy", "Másolatot kap")),
+    "ro": (("De la",), ("Trimis", "Data"), ("Către", "Catre", "Subiect", "Cc")),
+    "el": (("Από",), ("Στάλθηκε", "Ημερομηνία"), ("Προς", "Θέμα", "Κοιν")),
+    "ja": (("差出人", "送信者"), ("送信日時", "日付"), ("宛先", "件名", "CC")),
+    "ko": (("보낸 사람",), ("보낸 날짜",), ("받는 사람", "제목", "참조")),
+    "zh": (
+        ("发件人", "寄件者"),
+        ("发送时间", "寄件日期", "日期"),
+        ("收件人", "收件者", "主题", "主旨", "抄送"),
+    ),
 }
 
 
 def _header_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    return re.compile(rf"^\s*\*?(?:{_alternatives(words)})\s*:\*?(?:\s|$)", re.I)
+    return re.compile(rf"^\s*\*?(?:{_alternatives(words)})\s*[:：]\*?(?:\s|$)", re.I)
 
 
 @dataclass(frozen=True)
@@ -298,8 +334,12 @@ _FOOTERS = re.compile(
     re.I,
 )
 
-# The library's patterns, for the languages the tables above do not hold.
-_OURS = {code for table in (_WROTE, _HEADERS) for key in table for code in key.split(", ")}
+# The library's patterns, for the languages the tables above do not hold, and beside them for
+# Japanese, Korean and Chinese (the tables hold only the forms the library misses).
+_CJK_CODES = {"ja", "ko", "zh"}
+_OURS = {
+    code for table in (_WROTE, _HEADERS) for key in table for code in key.split(", ")
+} - _CJK_CODES
 _LIBRARY_WROTE = tuple(
     re.compile(patterns["wrote_header"], re.I)
     for language, patterns in sorted(MAIL_LANGUAGES.items())
@@ -343,6 +383,30 @@ def strip_reply(text: str) -> str:
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept)
+
+
+def cut_at_top(text: str) -> tuple[str, str]:
+    """When a mail's first line of text starts what is never the sender's own (a mobile
+    footer, the signature separator "-- ", an Outlook header block or a separator) and text
+    follows it, so that nothing of the mail is read: which of them ("footer", "signature",
+    "header") and that line; else ("", "")."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    first = _next_text(lines, 0)
+    if first is None or strip_reply(text).strip():
+        return "", ""
+    line = lines[first]
+    if not any(ln.strip() for ln in lines[first + 1 :]):
+        return "", ""  # nothing below it was left unread
+    if line == SIGNATURE:
+        return "signature", SIGNATURE
+    shown = line.strip()[:80]
+    if len(line) > LONGEST:
+        return "", ""
+    if _FOOTERS.match(line):
+        return "footer", shown
+    if any(p.match(line) for p in _SEPARATORS) or _RULE.match(line) or _header_block(lines, first):
+        return "header", shown
+    return "", ""
 
 
 def _can_end(lines: Sequence[str]) -> list[bool]:
@@ -462,6 +526,8 @@ _DATED, _ADDRESSED = 2, 1  # what `_shaped` finds: a dated attribution, or one w
 def _shaped(text: str) -> int:
     """Whether the text is an attribution: _DATED (it names a time or a date, or needs none),
     _ADDRESSED (it names only an address), or 0."""
+    if _PROSE.search(text):
+        return 0  # "...; as I wrote:" ends a sentence of the player's own
     tail = max(0, len(text) - _END)
     found = 0
     for shape in _SHAPES:
