@@ -63,6 +63,7 @@ from referee.mail.commands import (
     REGISTRY,
     REPLY_PREFIX,
     ParsedLine,
+    ends_in_history,
     fold,
     is_reply_subject,
     parse_commands,
@@ -436,7 +437,9 @@ class Referee:
                 return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
-        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed = parse_commands(
+            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        )
         parsed, unseen = _agreeing(mail, parsed)
         ignored = [
             _item(p.line, Outcome(outcomes.AttachedIgnored()))
@@ -660,7 +663,9 @@ class Referee:
             and pending.address == mail.sender
             and confirm.bare_yes(mail.own_words)
         )
-        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed = parse_commands(
+            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        )
         join = next((p for p in parsed if p.spec.name == "join"), None)
         if not confirming and join is None:
             return None

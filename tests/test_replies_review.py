@@ -1,0 +1,65 @@
+"""Replies to mail as a new player writes it: a text with no END taken to the end of the
+player's own words, a refused SET that says the question is still open, lines beside a bare
+answer quoted back, a signature without "-- " left out, and a command inside a line offered.
+
+Serves the commands of rules 103-215 (the texts of 103 and 112, the King's SET after an
+amendment of 112/202, the appeals of 212); driven by mail, in English and Italian, with
+replies built as a mail client builds them (tests/test_debate.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from referee.config import load_settings
+from referee.service import Referee
+from referee.store.store import Store
+from tests.conftest import write_config
+from tests.helpers import CARLA, T0, mail
+from tests.test_debate import HOUR, client_reply, flat, outbox
+
+
+def _italian(tmp_path: Path) -> tuple[Store, Referee]:
+    settings = load_settings(write_config(tmp_path, "it"))
+    store = Store(settings.database_url)
+    return store, Referee.create(store, settings, T0)
+
+
+# ----- 1. a text with no END runs to the end of the player's own words -------------------
+
+
+def test_a_proposal_with_no_end_runs_to_the_end_of_the_players_words(referee: Referee) -> None:
+    body = "PROPOSE ENACT\nEvery player has a nickname.\nNicknames are chosen by the King."
+    receipt = referee.receive(mail(CARLA, body, at=T0 + HOUR), T0 + HOUR)
+    assert receipt.refused == 0
+    proposal = referee.state.proposal(301)
+    assert proposal is not None
+    assert "Every player has a nickname.\nNicknames are chosen by the King." in proposal.text
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "no END line" not in answer
+    circulated = flat(outbox(referee, "proposal_circulated", CARLA)[-1])
+    assert "Nicknames are chosen by the King." in circulated  # the player sees what was taken
+
+
+def test_a_text_with_no_end_above_quoted_history_stops_where_the_history_begins(
+    referee: Referee,
+) -> None:
+    turn = outbox(referee, to=CARLA)[-1]
+    words = "PROPOSE ENACT\nEvery player has a nickname."
+    referee.receive(client_reply(turn, CARLA, words, T0 + HOUR), T0 + HOUR)
+    proposal = referee.state.proposal(301)
+    assert proposal is not None and proposal.text.strip() == "Every player has a nickname."
+
+
+def test_an_italian_text_with_no_fine_is_taken_whole(tmp_path: Path) -> None:
+    store, referee = _italian(tmp_path)
+    try:
+        body = "PROPONGO PROMULGARE\nOgni giocatore ha un soprannome."
+        assert referee.receive(mail(CARLA, body, at=T0 + HOUR), T0 + HOUR).refused == 0
+        proposal = referee.state.proposal(301)
+        assert proposal is not None and "Ogni giocatore ha un soprannome." in proposal.text
+        assert "no END line" not in flat(outbox(referee, "reply", CARLA)[-1])
+        circulated = flat(outbox(referee, "proposal_circulated", CARLA)[-1])
+        assert "Ogni giocatore ha un soprannome." in circulated
+    finally:
+        store.close()
