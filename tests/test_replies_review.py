@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from referee.config import load_settings
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
-from tests.helpers import CARLA, T0, mail
+from tests.helpers import ADA, CARLA, T0, mail
+from tests.test_crown_handover import DONE, LANGUAGES, open_game, vote_through
 from tests.test_debate import HOUR, client_reply, flat, outbox
+from tests.test_engine_edges import Clock, send
 
 
 def _italian(tmp_path: Path) -> tuple[Store, Referee]:
@@ -63,3 +67,36 @@ def test_an_italian_text_with_no_fine_is_taken_whole(tmp_path: Path) -> None:
         assert "Ogni giocatore ha un soprannome." in circulated
     finally:
         store.close()
+
+
+# ----- 2. a refused SET says the question is open and the bound in words -------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refused_set_says_the_question_is_still_open_and_the_bound_in_words(
+    tmp_path: Path, language: str
+) -> None:
+    for game in open_game(tmp_path, language):
+        clock = Clock()
+        vote_through(game, clock, "PROPOSE AMEND 202\nA turn is a proposal, a vote, an award.\nEND")
+        send(game, clock, ADA, "AWARD 3")
+        question = game.state.parameter_questions
+        assert question
+        answer = " ".join(send(game, clock, ADA, "SET debate_days = 3").split())
+        assert game.state.parameter_questions == question  # nothing settled
+        assert ">=" not in answer
+        said = {
+            "en": (
+                "= 3 is not allowed: at least 7 days (rule 112). The question about rule 301 is "
+                "still open: answer CONFIRM 301 to keep its values, or SET debate_days = another "
+                "value."
+            ),
+            "it": (
+                "= 3 non è ammesso: almeno 7 giorni (regola 112). La domanda sulla regola 301 "
+                "resta aperta: rispondi CONFERMO 301 per mantenerne i valori, o IMPOSTA "
+                "debate_days = un altro valore."
+            ),
+        }[language]
+        assert said in answer, answer
+        assert DONE[language] in send(game, clock, ADA, "CONFIRM 301")
+        assert not game.state.parameter_questions
