@@ -901,7 +901,9 @@ class Referee:
         in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
         number = thread.number if thread is not None and in_proposal else None
         hinted: list[Hint] = []
-        if not answered:
+        # a bare answer to a prompt took its first line: the lines after it are quoted back
+        # like any others ("7" then "Nice one Carla!"); a bare yes that confirms takes all
+        if not answered or any(p.span != (0, 0) for p in parsed):
             kept: list[ParsedLine] = []
             for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
                 vote = plain_vote(p.line, number, game.language) if p.command is None else ""
@@ -986,7 +988,10 @@ class Referee:
             command = replace(command, text=self._draft_text(state, command.appeal))
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
         meant = spell(command, self.settings.game.language)
-        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
+        lines = mail.own_words.split("\n")
+        first = next(at for at, line in enumerate(lines) if line.strip())  # infer read it
+        span = (first, first + 1)
+        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant, span=span)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from tests.conftest import write_config
 from tests.helpers import ADA, CARLA, T0, mail
 from tests.test_crown_handover import DONE, LANGUAGES, open_game, vote_through
 from tests.test_debate import HOUR, client_reply, flat, outbox
-from tests.test_engine_edges import Clock, send
+from tests.test_engine_edges import Clock, send, sent, text
 
 
 def _italian(tmp_path: Path) -> tuple[Store, Referee]:
@@ -100,3 +100,38 @@ def test_a_refused_set_says_the_question_is_still_open_and_the_bound_in_words(
         assert said in answer, answer
         assert DONE[language] in send(game, clock, ADA, "CONFIRM 301")
         assert not game.state.parameter_questions
+
+
+# ----- 3. the lines beside a bare answer to a prompt are quoted back ------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_lines_after_a_bare_award_are_quoted_back_unless_courtesy(
+    tmp_path: Path, language: str
+) -> None:
+    for game in open_game(tmp_path, language):
+        clock = Clock()
+        vote_through(game, clock, "PROPOSE ENACT\nBe kind.\nEND")  # Carla's turn
+        prompt = sent(game, "award_prompt")[-1]
+        praise = {"en": "Nice one Carla!", "it": "Brava Carla, ottima idea!"}[language]
+        at = clock.tick()
+        game.receive(client_reply(prompt, ADA, f"7\n\n{praise}", at), at)
+        assert game.state.player(CARLA).score == 7  # type: ignore[union-attr]
+        answer = text(sent(game, "reply")[-1])
+        read = {"en": "(read as AWARD 7)", "it": "(letto come PUNTI 7)"}[language]
+        unread = {
+            "en": "I did not act on these lines:",
+            "it": "Non ho dato seguito a queste righe:",
+        }
+        assert read in answer and f"{unread[language]} > {praise}" in answer, answer
+
+
+def test_a_thank_you_beside_a_bare_award_is_not_quoted_back(tmp_path: Path) -> None:
+    for game in open_game(tmp_path, "en"):
+        clock = Clock()
+        vote_through(game, clock, "PROPOSE ENACT\nBe kind.\nEND")
+        prompt = sent(game, "award_prompt")[-1]
+        at = clock.tick()
+        game.receive(client_reply(prompt, ADA, "7\n\nThanks!", at), at)
+        answer = text(sent(game, "reply")[-1])
+        assert "(read as AWARD 7)" in answer and "I did not act on" not in answer, answer
