@@ -135,3 +135,34 @@ def test_a_thank_you_beside_a_bare_award_is_not_quoted_back(tmp_path: Path) -> N
         game.receive(client_reply(prompt, ADA, "7\n\nThanks!", at), at)
         answer = text(sent(game, "reply")[-1])
         assert "(read as AWARD 7)" in answer and "I did not act on" not in answer, answer
+
+
+# ----- 4. a signature without "-- " is not quoted back --------------------------------------
+
+
+def test_a_signature_without_a_separator_is_not_quoted_back(referee: Referee) -> None:
+    body = (
+        "PROPOSE ENACT\nBe kind.\nEND\n\nA week is too long, isn't it?\n\n"
+        "Carla De Santis\nStudio Legale De Santis\nTel. +39 02 1234567"
+    )
+    referee.receive(mail(CARLA, body, at=T0 + HOUR), T0 + HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "> A week is too long, isn't it?" in answer  # the player's own sentence
+    assert "Studio Legale" not in answer and "1234567" not in answer, answer
+
+
+def test_a_misspelt_command_in_the_closing_block_is_still_quoted(tmp_path: Path) -> None:
+    store, referee = _italian(tmp_path)
+    try:
+        body = "PROPONGO PROMULGARE\nSiate gentili.\nFINE\n\nSTAOT\nStudio Legale De Santis"
+        referee.receive(mail(CARLA, body, at=T0 + HOUR), T0 + HOUR)
+        answer = flat(outbox(referee, "reply", CARLA)[-1])
+        assert "> STAOT" in answer and "STATO" in answer, answer
+        assert "Studio Legale" not in answer, answer
+    finally:
+        store.close()
+
+
+def test_a_closing_block_with_no_command_before_it_is_quoted(referee: Referee) -> None:
+    referee.receive(mail(CARLA, "Hello there\n\nI would like to play", at=T0 + HOUR), T0 + HOUR)
+    assert "> I would like to play" in flat(outbox(referee, "reply", CARLA)[-1])
