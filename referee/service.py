@@ -71,9 +71,27 @@ from referee.mail.commands import (
 )
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, courtesy, hints, plain_vote
+from referee.mail.hints import (
+    QUOTED,
+    UNREAD,
+    Hint,
+    corrected,
+    courtesy,
+    hints,
+    plain_vote,
+    whole,
+)
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
+from referee.mail.prompts import (
+    YES,
+    awaited,
+    expected,
+    first_words,
+    infer,
+    spell,
+    thread_of,
+    with_appeal,
+)
 from referee.mail.quotes import strip_reply
 from referee.mail.render import Rendered, Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
@@ -926,6 +944,7 @@ class Referee:
                 own,
                 others,
             )
+            hinted = [_full_hint(h, state, mail.sender) for h in hinted]
             hinted.sort(key=lambda h: h.index)
         if thread is None:
             return parsed, hinted
@@ -1550,6 +1569,15 @@ def utc(at: datetime) -> datetime:
 def _tomorrow(at: datetime) -> datetime:
     """Midnight UTC after `at`: when the daily limits start again."""
     return day_start(at) + DAY
+
+
+def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:
+    """A hint of AGREE or DISAGREE alone, written with the open appeal's id (DISAGREE A1):
+    then a whole command, done on a bare yes like the others."""
+    meant = with_appeal(hint.meant, state) if hint.meant else ""
+    if meant == hint.meant:
+        return hint
+    return replace(hint, meant=meant, confirm=whole(meant, sender))
 
 
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:

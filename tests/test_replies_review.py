@@ -17,7 +17,7 @@ from referee.config import load_settings
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
-from tests.helpers import ADA, CARLA, T0, mail
+from tests.helpers import ADA, BOB, CARLA, T0, mail
 from tests.test_crown_handover import DONE, LANGUAGES, open_game, vote_through
 from tests.test_debate import HOUR, client_reply, flat, outbox
 from tests.test_engine_edges import Clock, send, sent, text
@@ -166,3 +166,43 @@ def test_a_misspelt_command_in_the_closing_block_is_still_quoted(tmp_path: Path)
 def test_a_closing_block_with_no_command_before_it_is_quoted(referee: Referee) -> None:
     referee.receive(mail(CARLA, "Hello there\n\nI would like to play", at=T0 + HOUR), T0 + HOUR)
     assert "> I would like to play" in flat(outbox(referee, "reply", CARLA)[-1])
+
+
+# ----- 5. a command inside a line, and AGREE/DISAGREE with the appeal's id ------------------
+
+
+def test_a_command_inside_a_line_is_offered_alone(referee: Referee) -> None:
+    referee.receive(mail(CARLA, "Hi, STATUS please\n\nCarla", at=T0 + HOUR), T0 + HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "> Hi, STATUS please Not done yet. This reads as STATUS." in answer, answer
+    assert "I found no command" not in answer
+    referee.receive(mail(CARLA, "Our status is fine", at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    assert "reads as STATUS" not in flat(outbox(referee, "reply", CARLA)[-1])  # not in capitals
+
+
+def test_italian_stato_inside_a_line_and_disaccordo_with_the_appeals_id(tmp_path: Path) -> None:
+    store, referee = _italian(tmp_path)
+    try:
+        referee.receive(mail(BOB, "Ciao, STATO per favore\n\nBob", at=T0 + HOUR), T0 + HOUR)
+        answer = flat(outbox(referee, "reply", BOB)[-1])
+        assert "> Ciao, STATO per favore Non ancora fatto. Sembra voler dire STATO" in answer
+        appeal = "APPELLO\nUna regola può essere una parola sola?\nFINE"
+        referee.receive(mail(CARLA, appeal, at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+        ruling = "SENTENZA A1\nSì, basta una parola.\nFINE"
+        referee.receive(mail(ADA, ruling, at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+        said = "DISACCORDO, troppo burocratico... scherzo."
+        referee.receive(mail(BOB, said, at=T0 + 4 * HOUR), T0 + 4 * HOUR)
+        answer = flat(outbox(referee, "reply", BOB)[-1])
+        assert f"> {said} Non ancora fatto. Sembra voler dire DISACCORDO A1" in answer, answer
+        assert BOB not in referee.state.appeal("A1").disagree  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+def test_disagree_alone_is_offered_with_the_open_appeals_id(referee: Referee) -> None:
+    referee.receive(mail(BOB, "APPEAL\nMay a rule be one word?\nEND", at=T0 + HOUR), T0 + HOUR)
+    ruling = "RULING A1\nYes, one word is enough.\nEND"
+    referee.receive(mail(ADA, ruling, at=T0 + 2 * HOUR), T0 + 2 * HOUR)
+    referee.receive(mail(CARLA, "DISAGREE, too bureaucratic.", at=T0 + 3 * HOUR), T0 + 3 * HOUR)
+    answer = flat(outbox(referee, "reply", CARLA)[-1])
+    assert "This reads as DISAGREE A1" in answer, answer

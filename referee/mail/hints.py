@@ -3,11 +3,12 @@
 Serves every command rule (103-215) and the debate of rule 112: a reply should help the player
 act. Outside a proposal's thread every line of the player's own words that no command took is
 quoted back in the reply ("I did not act on these lines"), with the nearest command when one
-is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language; a line that only
-greets or signs off ("Hi all,", "Cheers", "Un saluto") or only names the sender is left out
-(`COURTESY`, `ADDRESSED`: data, in both languages), and so is the short closing block after
-the last command that no "-- " marks as a signature. In a proposal's thread those lines are the
-player's debate, and only the near-commands are held back. A line that says a vote in plain
+is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), or the command alone when one stands
+in capitals inside the line ("Ciao, STATO per favore": `STATO`), in either language; a line
+that only greets or signs off ("Hi all,", "Cheers", "Un saluto") or only names the sender is
+left out (`COURTESY`, `ADDRESSED`: data, in both languages), and so is the short closing block
+after the last command that no "-- " marks as a signature. In a proposal's thread those lines
+are the player's debate, and only the near-commands are held back. A line that says a vote in plain
 words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a proposal) is read as the
 vote it seems to mean, which is applied only when the player confirms it with a bare yes in
 reply; so is a misspelt command put right into a whole one ("VOTTE 301 NO", "VOTE 301 YSE":
@@ -147,6 +148,30 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
     # The corrected line must read as the command ("Votes are in" is not VOTE), unless the
     # player wrote the keyword in capitals, as commands are written.
     return " ".join(keyword) if words[0].isupper() else ""
+
+
+INSIDE = 12  # words of a line looked at for a command written in capitals after other words
+
+
+def inside(line: str, sender: str = "") -> str:
+    """The command a line holds after other words, its keyword in capitals as commands are
+    written ("Ciao, STATO per favore": `STATO`; "Hi! VOTE 301 YES please": `VOTE 301 YES`),
+    written alone: the shortest run from the keyword that reads as the command, else the
+    keyword itself; "" when no keyword stands inside the line."""
+    words = [w.strip(".,;:!?") for w in line.split()[:INSIDE]]
+    for at in range(1, len(words)):
+        if not (words[at].isalpha() and words[at].isupper()):
+            continue
+        hit = match(" ".join(words[at:]))
+        if hit is None:
+            continue
+        spec, width = hit
+        for end in range(at + width, len(words) + 1):
+            written = " ".join(w for w in words[at:end] if w)
+            if not spec.multiline and _builds(spec.name, written, sender):
+                return written
+        return " ".join(words[at : at + width])
+    return ""
 
 
 def _answer_words(syntax: str) -> list[str]:
@@ -363,7 +388,7 @@ def hints(
         if vote:
             found.append(Hint(at, line, vote, confirm=True))
             continue
-        meant = nearest(line, sender, language)
+        meant = nearest(line, sender, language) or inside(line, sender)
         if meant:
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
             if not debate:  # its text, to END, is the misspelt command's: said, not quoted
