@@ -63,6 +63,7 @@ from referee.mail.commands import (
     REGISTRY,
     REPLY_PREFIX,
     ParsedLine,
+    ends_in_history,
     fold,
     is_reply_subject,
     parse_commands,
@@ -70,9 +71,27 @@ from referee.mail.commands import (
 )
 from referee.mail.debate import debate_thread, leftover, nearest_thread
 from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import QUOTED, UNREAD, Hint, corrected, courtesy, hints, plain_vote
+from referee.mail.hints import (
+    QUOTED,
+    UNREAD,
+    Hint,
+    corrected,
+    courtesy,
+    hints,
+    plain_vote,
+    whole,
+)
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import YES, awaited, expected, first_words, infer, spell, thread_of
+from referee.mail.prompts import (
+    YES,
+    awaited,
+    expected,
+    first_words,
+    infer,
+    spell,
+    thread_of,
+    with_appeal,
+)
 from referee.mail.quotes import cut_at_top, strip_reply
 from referee.mail.render import Rendered, Renderer
 from referee.screen import CHAIN, Answer, Intake, Verdict, screen
@@ -436,7 +455,9 @@ class Referee:
                 return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
         today = work.sender_today(mail.sender, at)
-        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed = parse_commands(
+            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        )
         parsed, unseen = _agreeing(mail, parsed)
         ignored = [
             _item(p.line, Outcome(outcomes.AttachedIgnored()))
@@ -674,7 +695,9 @@ class Referee:
             and pending.address == mail.sender
             and confirm.bare_yes(mail.own_words)
         )
-        parsed = parse_commands(mail.sender, mail.subject, mail.own_words)
+        parsed = parse_commands(
+            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        )
         join = next((p for p in parsed if p.spec.name == "join"), None)
         if not confirming and join is None:
             return None
@@ -909,7 +932,9 @@ class Referee:
         in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
         number = thread.number if thread is not None and in_proposal else None
         hinted: list[Hint] = []
-        if not answered:
+        # a bare answer to a prompt took its first line: the lines after it are quoted back
+        # like any others ("7" then "Nice one Carla!"); a bare yes that confirms takes all
+        if not answered or any(p.span != (0, 0) for p in parsed):
             kept: list[ParsedLine] = []
             for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
                 vote = plain_vote(p.line, number, game.language) if p.command is None else ""
@@ -932,6 +957,7 @@ class Referee:
                 own,
                 others,
             )
+            hinted = [_full_hint(h, state, mail.sender) for h in hinted]
             hinted.sort(key=lambda h: h.index)
         if thread is None:
             return parsed, hinted
@@ -994,7 +1020,10 @@ class Referee:
             command = replace(command, text=self._draft_text(state, command.appeal))
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
         meant = spell(command, self.settings.game.language)
-        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant)]
+        lines = mail.own_words.split("\n")
+        first = next(at for at, line in enumerate(lines) if line.strip())  # infer read it
+        span = (first, first + 1)
+        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant, span=span)]
 
     # ----- outgoing mail --------------------------------------------------------------------
 
@@ -1553,6 +1582,15 @@ def utc(at: datetime) -> datetime:
 def _tomorrow(at: datetime) -> datetime:
     """Midnight UTC after `at`: when the daily limits start again."""
     return day_start(at) + DAY
+
+
+def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:
+    """A hint of AGREE or DISAGREE alone, written with the open appeal's id (DISAGREE A1):
+    then a whole command, done on a bare yes like the others."""
+    meant = with_appeal(hint.meant, state) if hint.meant else ""
+    if meant == hint.meant:
+        return hint
+    return replace(hint, meant=meant, confirm=whole(meant, sender))
 
 
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:

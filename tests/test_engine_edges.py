@@ -196,10 +196,10 @@ def test_the_immutable_week_of_debate_prevails_over_a_mutable_rule(game: Referee
         CARLA,
         "PROPOSE AMEND 202\nA short debate.\nSET debate_days = 3\nSET debate_days_min = 3\nEND",
     )
-    assert "Refused." in reply and ">= 7 (112)" in reply
+    assert "Refused." in reply and "at least 7 days (rule 112)" in reply
     prevailing = "SET debate_days = 3\nSET debate_days_min = 3\nSET precedence = prevails"
     reply = send(game, clock, CARLA, f"PROPOSE ENACT\nDebates are short.\n{prevailing}\nEND")
-    assert "Refused." in reply and ">= 7 (112)" in reply
+    assert "Refused." in reply and "at least 7 days (rule 112)" in reply
     assert game.state.current_proposal is None and not game.state.proposals
     # Without a claim to prevail, 202's value holds (211): the rule passes and changes nothing.
     short = "SET debate_days = 3\nSET debate_days_min = 3"

@@ -124,6 +124,7 @@ def check_state_limits(step: Step, state: GameState) -> None:
                 name="debate_days",
                 value=str(values["debate_days"]),
                 allowed=f">= {values['debate_days_min']} (112)",
+                least_days=values["debate_days_min"],
             )
         )
 
@@ -135,8 +136,20 @@ def check_sets(step: Step, kind: ProposalKind, sets: tuple[tuple[str, str], ...]
         raise Refusal(outcomes.ParameterNotAllowed(kind=kind.value))
     problem = params.check_sets(sets, step.params())
     if problem is not None:
-        why = outcomes.UnknownParameter if problem.unknown else outcomes.BadParameter
-        raise Refusal(why(name=problem.name, value=problem.value, allowed=problem.detail))
+        if problem.unknown:
+            raise Refusal(
+                outcomes.UnknownParameter(
+                    name=problem.name, value=problem.value, allowed=problem.detail
+                )
+            )
+        raise Refusal(
+            outcomes.BadParameter(
+                name=problem.name,
+                value=problem.value,
+                allowed=problem.detail,
+                least_days=problem.least_days,
+            )
+        )
 
 
 def adopt(step: Step, proposal: Proposal) -> None:

@@ -79,9 +79,11 @@ from referee.core.events import (
 from referee.core.model import (
     GameState,
     HistoryEntry,
+    ParameterQuestion,
     Phase,
     ProposalKind,
     ProposalStatus,
+    Rule,
 )
 from referee.core.numbering import first_proposal_number
 from referee.core.order import rotation
@@ -217,16 +219,33 @@ def set_parameter(step: Step, cmd: SetParameter) -> outcomes.Accepted:
     if not asked:
         raise Refusal(outcomes.NoParameterQuestion(name=name))
     question = asked[0]
-    check_sets(step, ProposalKind.AMEND, ((name, cmd.value.strip()),))
     rule = step.state.rule_by_identity(question.rule)
     assert rule is not None
+    try:
+        _check_answer(step, rule, name, cmd.value.strip())
+    except Refusal as refusal:
+        if isinstance(refusal.payload, outcomes.BadParameter):  # the question stays open
+            raise Refusal(replace(refusal.payload, question=rule.number)) from None
+        raise
+    return _settle(step, question, rule, name, cmd)
+
+
+def _check_answer(step: Step, rule: Rule, name: str, value: str) -> None:
+    """The King's value for a parameter of `rule` as the SET lines and the limits allow it."""
+    check_sets(step, ProposalKind.AMEND, ((name, value),))
+    changed = replace(rule, parameters=params.merge(rule.parameters, ((name, value),)))
+    check_state_limits(step, step.state.with_rule(changed))
+
+
+def _settle(
+    step: Step, question: ParameterQuestion, rule: Rule, name: str, cmd: SetParameter
+) -> outcomes.Accepted:
     entry = HistoryEntry(rule.number, "parameter", step.now, note=f"{name} = {cmd.value}")
     changed = replace(
         rule,
         parameters=params.merge(rule.parameters, ((name, cmd.value.strip()),)),
         history=(*rule.history, entry),
     )
-    check_state_limits(step, step.state.with_rule(changed))
     rest = tuple(n for n in question.names if n != name)
     questions = tuple(
         (replace(q, names=rest) if q is question else q) for q in step.state.parameter_questions

@@ -525,6 +525,8 @@ class BadParameter(Refused):
     name: str
     value: str
     allowed: str
+    least_days: int = 0  # the bound is the shortest debate (112): written in words, not ">="
+    question: int = 0  # the rule whose question to the King this SET answered: still open
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ class ParameterProblem:
     value: str
     unknown: bool
     detail: str
+    least_days: int = 0  # the detail is the shortest debate allowed (112), in days
 
 
 def check_sets(
@@ -145,6 +146,7 @@ def check_sets(
             str(merged["debate_days"]),
             False,
             f">= {merged['debate_days_min']} (112)",
+            merged["debate_days_min"],
         )
     return None
 

@@ -785,11 +785,16 @@ def is_reply_subject(subject: str) -> bool:
     return REPLY_PREFIX.match(subject) is not None
 
 
-def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
+def parse_commands(
+    sender: str, subject: str, text: str, end_cut_off: bool = False
+) -> list[ParsedLine]:
     """Every command in a mail, in order: the Subject's first, then the body's.
 
-    One pass over the lines, so the time is linear in the size of the mail; the same command
-    twice in one mail is obeyed once.
+    A text (PROPOSE, REVISE, APPEAL, SAY ...) runs to a line END (FINE) or, with no END, to
+    the end of `text`, the player's own words; unless `end_cut_off` (`ends_in_history`): the
+    player's text was cut where quoted history begins and an END stands there, so the text
+    is refused rather than half obeyed. One pass over the lines, so the time is linear in the
+    size of the mail; the same command twice in one mail is obeyed once.
     """
     lines = text.split("\n")
     cleaned = subject.strip()
@@ -819,15 +824,15 @@ def parse_commands(sender: str, subject: str, text: str) -> list[ParsedLine]:
         if spec.multiline:
             end = ends[index]
             if end >= len(lines) and texts[index] < len(lines):
-                if spec.prose:  # "Say, Carla, ..." with no END: the player's own words
+                if spec.prose and words:  # "Say, Carla, ..." with no END: the player's prose
                     index = start + 1
                     continue
-                # text that never ended: forgotten, or cut where quoted history began
-                span = _span(start, len(lines), shift)
-                found.append(ParsedLine(line, spec, None, "no END line", span=span))
-                break
+                if end_cut_off:  # its END, and the rest of its text, went with the history
+                    span = _span(start, len(lines), shift)
+                    found.append(ParsedLine(line, spec, None, "no END line", span=span))
+                    break
             body_lines = lines[index:end]
-            index = end + 1  # after the END line
+            index = end + 1  # after the END line (or past the last line: no END)
         span = _span(start, index, shift)
         kept, sets = _split_sets(body_lines)
         args = Args(sender, words, "\n".join(kept), sets)
@@ -890,6 +895,31 @@ def torn(
             if other is not None:
                 out[index] = found[other].line
     return out
+
+
+_QUOTE_MARKS = re.compile(r"^[\s>]+")
+
+
+def ends_in_history(body: str, own_words: str) -> bool:
+    """Whether the history that follows the player's own words in `body` (the quoted mail,
+    or what was taken for it) holds an END line before any command whose text runs to END:
+    the END of a text the player began, cut off where the history was found to begin."""
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    at = 0
+    for mine in own_words.split("\n"):  # the own words are the body's lines, in order
+        while at < len(lines) and lines[at].rstrip() != mine:
+            at += 1
+        at += 1
+    for line in lines[at:]:
+        written = _QUOTE_MARKS.sub("", line).strip()
+        if not written:
+            continue
+        if fold(written) in END_WORDS:
+            return True
+        hit = match(written)
+        if hit is not None and hit[0].multiline:
+            return False  # an END further on closes this quoted text, not the player's
+    return False
 
 
 def _next_lines(lines: Sequence[str]) -> tuple[list[int], list[int]]:

@@ -3,10 +3,12 @@
 Serves every command rule (103-215) and the debate of rule 112: a reply should help the player
 act. Outside a proposal's thread every line of the player's own words that no command took is
 quoted back in the reply ("I did not act on these lines"), with the nearest command when one
-is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), in either language; a line that only
-greets or signs off ("Hi all,", "Cheers", "Un saluto") or only names the sender is left out
-(`COURTESY`, `ADDRESSED`: data, in both languages). In a proposal's thread those lines are the
-player's debate, and only the near-commands are held back. A line that says a vote in plain
+is close ("PROPSE ENACT": did you mean `PROPOSE ENACT`?), or the command alone when one stands
+in capitals inside the line ("Ciao, STATO per favore": `STATO`), in either language; a line
+that only greets or signs off ("Hi all,", "Cheers", "Un saluto") or only names the sender is
+left out (`COURTESY`, `ADDRESSED`: data, in both languages), and so is the short closing block
+after the last command that no "-- " marks as a signature. In a proposal's thread those lines
+are the player's debate, and only the near-commands are held back. A line that says a vote in plain
 words ("I vote yes on 301", "voto sì alla 301", or "+1" in reply to a proposal) is read as the
 vote it seems to mean, which is applied only when the player confirms it with a bare yes in
 reply; so is a misspelt command put right into a whole one ("VOTTE 301 NO", "VOTE 301 YSE":
@@ -36,6 +38,7 @@ CLOSE = 0.75  # difflib's ratio for a misspelt keyword word ("PROPSE" / "PROPOSE
 QUOTED = 8  # lines of a mail answered with the command they seem to mean, at most
 UNREAD = 10  # lines of a mail quoted back as not acted on, at most ("and 3 more lines")
 SEARCHED = 60  # lines of one mail looked at for a command they may mean; the rest only counted
+SIGNATURE = 6  # lines of a mail's closing block, at most, read as a signature without "-- "
 
 # Lines that only greet or sign off are the player's courtesy, never quoted back as lines the
 # referee did not act on: whole phrases, in each language (a player may write in either).
@@ -145,6 +148,30 @@ def nearest(line: str, sender: str = "", language: str = "en") -> str:
     # The corrected line must read as the command ("Votes are in" is not VOTE), unless the
     # player wrote the keyword in capitals, as commands are written.
     return " ".join(keyword) if words[0].isupper() else ""
+
+
+INSIDE = 12  # words of a line looked at for a command written in capitals after other words
+
+
+def inside(line: str, sender: str = "") -> str:
+    """The command a line holds after other words, its keyword in capitals as commands are
+    written ("Ciao, STATO per favore": `STATO`; "Hi! VOTE 301 YES please": `VOTE 301 YES`),
+    written alone: the shortest run from the keyword that reads as the command, else the
+    keyword itself; "" when no keyword stands inside the line."""
+    words = [w.strip(".,;:!?") for w in line.split()[:INSIDE]]
+    for at in range(1, len(words)):
+        if not (words[at].isalpha() and words[at].isupper()):
+            continue
+        hit = match(" ".join(words[at:]))
+        if hit is None:
+            continue
+        spec, width = hit
+        for end in range(at + width, len(words) + 1):
+            written = " ".join(w for w in words[at:end] if w)
+            if not spec.multiline and _builds(spec.name, written, sender):
+                return written
+        return " ".join(words[at : at + width])
+    return ""
 
 
 def _answer_words(syntax: str) -> list[str]:
@@ -295,6 +322,32 @@ def _block_end(ends: list[int], index: int, meant: str, used: set[int]) -> int:
     return end + 1
 
 
+def _signature_line(line: str) -> bool:
+    """Whether a line reads as a signature's (a name, a firm, a title, a telephone number),
+    not as a sentence to the referee or the table ("Nice one Carla!", "Why a week?")."""
+    words = line.split()
+    if len(line) > 60 or len(words) > 8 or line.endswith(("?", "!", ":")):
+        return False
+    return not (line.endswith(".") and len(words) >= 4)
+
+
+def _closing_block(lines: list[str], used: set[int]) -> int:
+    """Where a mail's signature written without "-- " begins (Outlook's, webmail's: "Studio
+    Legale De Santis", "Tel. +39 02 ..."), or len(lines): its closing block, the last lines
+    after a blank line, when a command came before it, none is in it, it is short and each
+    of its lines reads as a signature's."""
+    last = next((at for at in range(len(lines) - 1, -1, -1) if lines[at].strip()), -1)
+    blank = next((at for at in range(last - 1, -1, -1) if not lines[at].strip()), -1)
+    start = blank + 1
+    if blank < 0 or last - start + 1 > SIGNATURE:
+        return len(lines)
+    if not any(at < start for at in used) or any(at >= start for at in used):
+        return len(lines)
+    if not all(_signature_line(line.strip()) for line in lines[start : last + 1] if line.strip()):
+        return len(lines)
+    return start
+
+
 def hints(
     text: str,
     taken: list[tuple[int, int]],
@@ -308,7 +361,8 @@ def hints(
     """Every line of `text` no command took that is a vote in plain words or near a command,
     and outside a debate (`debate`: the mail talks in a proposal's thread, where the other
     lines go to the table) every other line of the player's that is not a greeting, a
-    sign-off or the sender's name alone (`own`; `others`: the other players' names)."""
+    sign-off or the sender's name alone (`own`; `others`: the other players' names), nor of
+    the signature that closes the mail without "-- " (a line of it near a command is kept)."""
     used: set[int] = set()
     for first, last in taken:
         used.update(range(first, last))
@@ -317,6 +371,7 @@ def hints(
     theirs = mine | {w for name in others for w in _words(name)}
     lines = text.split("\n")
     ends = [at for at, line in enumerate(lines) if fold(line.strip()) in END_WORDS]
+    signature = _closing_block(lines, used)
     index = 0
     searched = 0
     while index < len(lines):
@@ -333,7 +388,7 @@ def hints(
         if vote:
             found.append(Hint(at, line, vote, confirm=True))
             continue
-        meant = nearest(line, sender, language)
+        meant = nearest(line, sender, language) or inside(line, sender)
         if meant:
             # "VOTTE 301 NO" put right is a whole command: done on a bare yes, like a vote
             if not debate:  # its text, to END, is the misspelt command's: said, not quoted
@@ -342,6 +397,8 @@ def hints(
             found.append(Hint(at, line, meant, confirm=whole(meant, sender), skipped=skipped))
             continue
         if debate or not any(c.isalnum() for c in line) or _courtesy(line, mine, theirs):
+            continue
+        if at >= signature:  # the signature: its lines are near no command
             continue
         found.append(Hint(at, line))  # the player's words the referee did not act on
     return found

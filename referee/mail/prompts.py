@@ -8,7 +8,8 @@ thread too
 in that thread with no command in it, just "7", "Bob Rossi" or "yes", is read as the answer
 the prompt asked for. A reply that holds a command is obeyed as written; one that holds
 neither is told the command its thread waits for (`expected`, `awaited`: an appeal's RULING
-from its judge, then AGREE or DISAGREE).
+from its judge, then AGREE or DISAGREE); an AGREE or DISAGREE offered alone as a hint is
+written with the open appeal's id (`with_appeal`).
 """
 
 from __future__ import annotations
@@ -125,6 +126,25 @@ def awaited(state: GameState, sender: str, thread: Thread | None, language: str)
     if not player.active:
         return []
     return [f"{keyword['agree']} {appeal.id}", f"{keyword['disagree']} {appeal.id}"]
+
+
+def with_appeal(meant: str, state: GameState) -> str:
+    """AGREE or DISAGREE offered alone ("DISACCORDO, troppo burocratico"), written in full
+    with the open appeal it can answer: `DISACCORDO A1`, or `DISAGREE A1|A2` when several
+    wait for the table's agreement (212); any other command as it is."""
+    written = meant.split()
+    if len(written) != 1 or fold(written[0]) not in _AGREEING:
+        return meant
+    ruled = [a.id for a in state.open_appeals if a.ruling is not None]
+    return f"{written[0]} {'|'.join(ruled)}" if ruled else meant
+
+
+_AGREEING = {
+    fold(word)
+    for s in REGISTRY
+    if s.name in ("agree", "disagree")
+    for word in (s.english, s.italian)
+}
 
 
 def spell(command: Command, language: str) -> str:
