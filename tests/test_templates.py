@@ -432,6 +432,8 @@ def test_each_outcome_renders_from_exactly_its_own_payload() -> None:
         "scores": [],
         "parameters": [],
         "kind": "repeal",
+        "least_days": 7,
+        "question": 301,
     }
     for language in LANGUAGES:
         items = []
