@@ -117,3 +117,21 @@ def mail(
         message[name] = value
     message.set_content(body)
     return message.as_bytes()
+
+
+def files_of(message: EmailMessage) -> dict[str, bytes]:
+    """A mail's attachments by file name, decoded."""
+    found = {}
+    for part in message.iter_attachments():
+        assert isinstance(part, EmailMessage)
+        payload = part.get_payload(decode=True)
+        assert isinstance(payload, bytes)
+        found[str(part.get_filename())] = payload
+    return found
+
+
+def flat_text(message: EmailMessage) -> str:
+    """A mail's plain-text body with its whitespace run together (wrapping set aside)."""
+    body = message.get_body(("plain",))
+    assert body is not None
+    return " ".join(str(body.get_content()).split())

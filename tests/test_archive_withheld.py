@@ -31,7 +31,7 @@ from referee.replay import write_mbox
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import CONFIG
-from tests.helpers import ADA, BOB, T0, mail
+from tests.helpers import ADA, BOB, T0, files_of, flat_text, mail
 from tests.sender_mail import SERVER, vouched
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
@@ -115,22 +115,6 @@ def reply(referee: Referee, message_id: str) -> EmailMessage:
     return replies[0]
 
 
-def files_of(message: EmailMessage) -> dict[str, bytes]:
-    found = {}
-    for part in message.iter_attachments():
-        assert isinstance(part, EmailMessage)
-        payload = part.get_payload(decode=True)
-        assert isinstance(payload, bytes)
-        found[str(part.get_filename())] = payload
-    return found
-
-
-def text_of(message: EmailMessage) -> str:
-    body = message.get_body(("plain",))
-    assert body is not None
-    return " ".join(str(body.get_content()).split())
-
-
 def head_before_archive(referee: Referee) -> str:
     """The chain head the ARCHIVE mail found: the link before its own."""
     links = referee.store.chain(referee.game_id)
@@ -157,7 +141,7 @@ def test_archive_with_a_newcomer_and_a_stranger_verifies_to_the_live_head(
     referee, _settings = live
     asked = play(referee)
     answer = reply(referee, asked)
-    said = text_of(answer)
+    said = flat_text(answer)
     assert "Done." in said and "The 2 other mails the game received" in said  # Eve's two
     files = files_of(answer)
     assert set(files) == {"mail.mbox.gz", "game.toml"}
@@ -232,7 +216,7 @@ def test_a_record_past_the_limit_is_linked_on_the_site_and_replays_to_the_same_h
     finally:
         store.close()
     assert not files_of(answer)
-    said = text_of(answer)
+    said = flat_text(answer)
     assert words in said
     ends = {"en": "The record ends at link", "it": "L'archivio finisce all'anello"}[language]
     assert f"{ends} {last}" in said and live_head in said  # the head verify must reach
@@ -292,7 +276,7 @@ def test_without_a_site_the_record_past_the_limit_is_refused(tmp_path: Path) -> 
     finally:
         store.close()
     assert not files_of(answer)
-    said = text_of(answer)
+    said = flat_text(answer)
     assert "Refused." in said and "export-mail" in said
     assert not (tmp_path / "site" / "archive").exists()
 
@@ -366,7 +350,7 @@ def test_the_players_check_of_his_inbox_notes_what_the_record_cannot_remake(
         last = referee.store.chain(referee.game_id)[-2].seq
     finally:
         store.close()
-    said = text_of(answer)
+    said = flat_text(answer)
     assert f"The record ends at link {last} of the game's hash chain, head" in said
     assert live_head in said and "names it in its" in said and "X-Nomic-Chain" in said
     config, mbox = unpack(tmp_path / "player", files_of(answer))

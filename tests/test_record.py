@@ -31,7 +31,7 @@ from referee.core.events import Enrol
 from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
-from tests.helpers import ADA, BOB, CARLA, T0, mail
+from tests.helpers import ADA, BOB, CARLA, T0, files_of, flat_text, mail
 from tests.sink import game_config, play_by_maildir
 
 CLI = [sys.executable, "-c", "from referee.cli import main; main()"]
@@ -121,22 +121,6 @@ def reply_to(referee: Referee, message_id: str) -> EmailMessage:
     return replies[0]
 
 
-def text_of(message: EmailMessage) -> str:
-    body = message.get_body(("plain",))
-    assert body is not None
-    return " ".join(str(body.get_content()).split())
-
-
-def files_of(message: EmailMessage) -> dict[str, bytes]:
-    found = {}
-    for part in message.iter_attachments():
-        assert isinstance(part, EmailMessage)
-        payload = part.get_payload(decode=True)
-        assert isinstance(payload, bytes)
-        found[str(part.get_filename())] = payload
-    return found
-
-
 @pytest.fixture
 def secret_settings(tmp_path: Path) -> Settings:
     """The test game, its config also naming an SMTP server with a password."""
@@ -183,8 +167,8 @@ def test_archive_by_mail_sends_the_players_mail_and_a_config_without_secrets(
     game.receive(elsewhere, T0)  # Ada's mail to Bob, resent here: refused, and never shared
     game.receive(mail(CARLA, "SCORES", message_id="<carla-scores@example.org>"), T0)
     reply = ask(game, BOB, 2)
-    assert "Done." in text_of(reply) and "2 mails" in text_of(reply)
-    assert "The 4 other mails the game received" in text_of(reply)  # stand-ins
+    assert "Done." in flat_text(reply) and "2 mails" in flat_text(reply)
+    assert "The 4 other mails the game received" in flat_text(reply)  # stand-ins
     files = files_of(reply)
     assert set(files) == {"mail.mbox.gz", "game.toml"}
 
@@ -218,13 +202,13 @@ def test_archive_once_a_day_then_again_tomorrow(game: Referee) -> None:
     assert set(files_of(ask(game, BOB, 1))) == {"mail.mbox.gz", "game.toml"}
     again = ask(game, BOB, 3, "ARCHIVIO")  # the Italian word too
     assert not files_of(again)
-    assert "Refused." in text_of(again) and "once a day" in text_of(again)
-    assert "Ask again from" in text_of(again)
+    assert "Refused." in flat_text(again) and "once a day" in flat_text(again)
+    assert "Ask again from" in flat_text(again)
     other = ask(game, CARLA, 3)  # the cap is each player's own
     assert set(files_of(other)) == {"mail.mbox.gz", "game.toml"}
     tomorrow = ask(game, BOB, 24 + 1)
     assert set(files_of(tomorrow)) == {"mail.mbox.gz", "game.toml"}
-    assert "ARCHIVE" in text_of(ask(game, ADA, 26, "HELP"))  # HELP lists it, from the registry
+    assert "ARCHIVE" in flat_text(ask(game, ADA, 26, "HELP"))  # HELP lists it, from the registry
 
 
 def test_a_record_past_the_limit_is_not_attached_and_the_reply_says_whom_to_ask(
@@ -237,7 +221,7 @@ def test_a_record_past_the_limit_is_not_attached_and_the_reply_says_whom_to_ask(
         referee.receive(mail(ADA, "STATUS"), T0)
         reply = ask(referee, BOB, 1)
         assert not files_of(reply)
-        said = text_of(reply)
+        said = flat_text(reply)
         assert "Refused." in said and "export-mail" in said and "operator" in said
     finally:
         store.close()
@@ -252,7 +236,7 @@ def test_the_welcome_mail_says_the_players_mail_is_shared(game: Referee) -> None
     assert opening
     for message in opening:
         assert isinstance(message, EmailMessage)
-        assert "shared with the table" in text_of(message) and "ARCHIVE" in text_of(message)
+        assert "shared with the table" in flat_text(message) and "ARCHIVE" in flat_text(message)
 
 
 @pytest.mark.parametrize(
@@ -271,7 +255,7 @@ def test_a_player_who_joins_is_told_his_mail_is_shared(
         assert len(welcome) == 1
         message = message_from_bytes(welcome[0].raw, policy=policy.default)
         assert isinstance(message, EmailMessage)
-        assert shared in text_of(message) and f" {word} " in text_of(message)
+        assert shared in flat_text(message) and f" {word} " in flat_text(message)
     finally:
         store.close()
 
