@@ -394,3 +394,52 @@ def test_a_players_archive_checks_his_inbox_with_deadlines_around_the_request(
     assert verdict["head"] == record_end.head and verdict["last_link"] == record_end.seq
     assert verdict["sent_after_record"] > 1  # the reply, and the later deadlines' mail
     assert verdict["sent_checked"] == len(rows) - verdict["sent_after_record"]
+
+
+def _bare_cr_in_header(raw: bytes) -> bytes:
+    return raw.replace(b"\nSubject:", b"\r\r\nSubject:", 1)
+
+
+def _bare_cr_in_body(raw: bytes) -> bytes:
+    return raw.rstrip(b"\n") + b"\nhello\rVOTE 301 NO\r\r\n"
+
+
+def _no_message_id(raw: bytes) -> bytes:
+    head, _, body = raw.partition(b"\n\n")
+    kept = [line for line in head.split(b"\n") if not line.lower().startswith(b"message-id:")]
+    return b"\n".join(kept) + b"\n\n" + body
+
+
+@pytest.mark.parametrize(
+    ("change", "crlf"),
+    [(_bare_cr_in_header, False), (_bare_cr_in_body, False), (_no_message_id, True)],
+    ids=["bare-cr-in-a-header", "bare-cr-in-the-body", "crlf-and-no-message-id"],
+)
+def test_mail_with_odd_line_ends_verifies_from_the_record(
+    tmp_path: Path, change: Callable[[bytes], bytes], crlf: bool
+) -> None:
+    """A mail whose lines end in a bare CR, or one delivered with CRLF and no Message-ID, is
+    read as the record keeps it, so the exported record and the player's own mbox of an
+    untouched game both verify (attacker review: the answer's Message-ID was made from the
+    bytes as delivered, and the replay made another)."""
+    from referee.record import export_mail
+
+    settings = load_settings(game_config(tmp_path, f"sqlite:///{tmp_path / 'live.db'}"))
+    _, mails = build("en")
+    mails = [
+        (change(raw), at, who) if index in (2, 3) else (raw, at, who)
+        for index, (raw, at, who) in enumerate(mails[:10])
+    ]
+    store = Store(settings.database_url)
+    try:
+        game_id = play_by_maildir(store, settings, START, mails, crlf=crlf)
+        sent = [(row.raw, row.created_at) for row in store.outbox(game_id)]
+        export_mail(store, settings, tmp_path / "record.mbox", sent=True)
+    finally:
+        store.close()
+    write_mbox(tmp_path / "inbound.mbox", [(raw, at) for raw, at, _ in mails], "player@x.org")
+    write_mbox(tmp_path / "sent.mbox", sent, settings.game.address)
+    for inbound, outbound in (("inbound", "sent"), ("record", "record.sent")):
+        verdict = verify(settings, tmp_path / f"{inbound}.mbox", tmp_path / f"{outbound}.mbox")
+        assert verdict.ok, (inbound, verdict.divergence)
+        assert verdict.sent_checked > 20 and verdict.sent_missing == 0

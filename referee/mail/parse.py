@@ -33,6 +33,7 @@ from html.parser import HTMLParser
 
 import nh3
 
+from referee.core.chain import line_form
 from referee.mail.quotes import strip_reply
 
 # Headers the referee reads; RFC 5322 3.6 allows each once. A mail with two is not read.
@@ -141,7 +142,15 @@ _PARSER = BytesParser(policy=policy.compat32)  # lenient and fast; headers decod
 
 
 def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
-    """The facts of a message; `headers_only` for mail too large to read (its body is empty)."""
+    """The facts of a message; `headers_only` for mail too large to read (its body is empty).
+
+    It is read in its line form (`chain.line_form`: every line end, a bare CR too, made `\n`),
+    the form the record keeps and a replay reads (213): the same mail delivered with CRLF, bare
+    CRs or extra blank lines at its end, or read back from a player's mbox, gives the same facts
+    (its Message-ID when it has none, its body's digest), so verify passes on an untouched game.
+    Its `size` is the bytes as delivered."""
+    size = len(raw)
+    raw = line_form(raw) + b"\n"
     message = _PARSER.parsebytes(raw, headersonly=True) if headers_only else _PARSER.parsebytes(raw)
     sender_name, sender, problem = sender_of(message)
     twice = duplicated(message)
@@ -159,7 +168,7 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
         references=tuple(_MSG_ID.findall(_header(message, "References"))),
         automatic=_automatic(message),
         bounce=_bounce(message, sender),
-        size=len(raw),
+        size=size,
         sender_problem=problem,
         duplicated=twice,
         body_digest=body_digest(raw),
