@@ -1139,6 +1139,13 @@ def verify(
             if found.rules_give:
                 typer.echo(f"  the rules give: {found.rules_give}")
         else:
+            if not verdict.database_links and sent is None:
+                typer.echo(
+                    "nothing to hold it against: neither the database nor the referee's sent "
+                    "mail was given, so this shows only that the mail given makes the head "
+                    "above; it is the game's mail when that head is the one in the "
+                    "X-Nomic-Chain header of the referee's mail you hold (or give --sent)"
+                )
             typer.echo("PASS: every decision, link and mail checked follows from the mail given")
     if not verdict.ok:
         raise typer.Exit(1)

@@ -89,6 +89,12 @@ def test_export_mail_writes_what_verify_passes_with_and_without_the_database(
         verdict = json.loads(checked.stdout)
         assert verdict["ok"] is True and verdict["sent_missing"] == 0
         assert verdict["database_links"] == (0 if extra else verdict["links"])
+    # with nothing to hold the mail against, the player is told to compare the head
+    alone = run("verify", str(config), str(out), "--no-database")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert "nothing to hold it against" in alone.stdout and "X-Nomic-Chain" in alone.stdout
+    held_against = run("verify", str(config), str(out), "--sent", str(sent), "--no-database")
+    assert "nothing to hold it against" not in held_against.stdout
     # a second export replaces the first, whole
     again = run("export-mail", str(config), "--out", str(out))
     assert again.returncode == 0, again.stderr
