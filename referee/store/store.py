@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +117,7 @@ class Store:
         self._known: dict[int, tuple[int | None, int | None]] = {}  # see `unit`
         self._open = 0  # units of the batch open now
         self._inner = False  # a unit was opened inside the one open now
+        self._kept: _Batch | None = None  # what a batch's units know without reading it
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head).
@@ -201,6 +202,8 @@ class Store:
             session.add(row)
             session.commit()
             assert row.id is not None
+            if self._kept is not None:
+                self._kept.forget()
             return row.id
 
     def delete_game(self, game_id: int) -> None:
@@ -211,6 +214,8 @@ class Store:
                 session.execute(delete(table).where(col(table.game_id) == game_id))
             session.execute(delete(GameRow).where(col(GameRow.id) == game_id))
             session.commit()
+        if self._kept is not None:
+            self._kept.forget()
 
     def snapshot(self, game_id: int) -> tuple[GameState, int]:
         """The latest state snapshot and the sequence number of the last event it includes."""
@@ -423,6 +428,8 @@ class Store:
         the sender and Message-ID alone.
         """
         key = key or dedupe_key(sender, message_id, "")
+        if self._kept is not None:
+            self._kept.forget()
         with Session(self.engine) as session:
             exists = session.exec(
                 select(InboundRow).where(
@@ -543,16 +550,25 @@ class Store:
         """Every unit of work inside is one SAVEPOINT of a single transaction, committed at the
         end: a replay's thousands of mails and deadlines pay for one commit, and a unit that
         fails is still undone alone. Only for the throw-away store in memory, and nothing may
-        read the store apart from the units until the batch ends."""
+        read the store apart from the units until the batch ends.
+
+        The units also keep in memory what the batch has written that they would otherwise
+        read back (`_Batch`: the inbound mail's keys, each sender's day, the other games),
+        and the game's row (its event count and state snapshot) is written once, when the
+        batch ends: the rows the batch leaves are the ones its units would have left."""
         if not self.memory:
             raise StoreError("batched commits are for a replay's store in memory")
         with Session(self.engine, expire_on_commit=False) as session:
             self._batch = session
+            self._kept = _Batch()
             try:
                 yield
+                connection = self._batch_connection or session.connection()
+                for game_id, row in self._kept.games_rows.items():
+                    UnitOfWork(session, game_id, connection).write_games_row(*row)
                 session.commit()
             finally:
-                self._batch = self._batch_connection = None
+                self._batch = self._batch_connection = self._kept = None
                 self._known.clear()
 
     @contextmanager
@@ -560,12 +576,19 @@ class Store:
         if self._batch is not None:
             if self._batch_connection is None:  # the batch's transaction begins here
                 self._batch_connection = self._batch.connection()
-            work = UnitOfWork(self._batch, game_id, self._batch_connection)
+            kept = self._kept
+            assert kept is not None
+            work = UnitOfWork(self._batch, game_id, self._batch_connection, kept)
             driver = work.driver()
+            rows = dict(kept.games_rows)  # as the unit found them: put back if it fails
             if driver is None:  # not SQLite's own driver: SQLAlchemy's SAVEPOINT
-                with self._batch.begin_nested():
-                    yield work
-                    work.flush()
+                try:
+                    with self._batch.begin_nested():
+                        yield work
+                        work.flush()
+                except BaseException:
+                    kept.undo(rows)
+                    raise
                 return
             # The SAVEPOINT on SQLite's connection itself, inside the batch's transaction
             # (SQLAlchemy's own cost more than the unit's statements; nothing else reads
@@ -585,6 +608,7 @@ class Store:
             except BaseException:
                 driver.execute("ROLLBACK TO SAVEPOINT unit")
                 driver.execute("RELEASE SAVEPOINT unit")
+                kept.undo(rows)
                 raise
             finally:
                 self._open -= 1
@@ -686,12 +710,19 @@ _FORGET_QUARANTINED = delete(_INBOUND_T).where(
 )
 # The note of mail whose sender was not shown to have sent it (screening: `believed`).
 UNBELIEVED = "unbelieved "
+NO_COMMAND = "no_command"  # the note of mail with no command in it (`_TODAY`'s third count)
+QUARANTINED = "quarantined"
+_SPENDING = ("processed", "refused")  # the statuses that spend a sender's daily allowance
+_INBOUND_KEYS = columns(_INBOUND.dedupe_key, _INBOUND.status).where(
+    _INBOUND.game_id == bindparam("g")
+)
+_GAME_IDS = columns(_GAMES.id)
 _TODAY = (
     select(
         func.count(),
         func.coalesce(func.sum(_INBOUND.commands), 0),
         func.coalesce(
-            func.sum(case((_INBOUND.note == "no_command", 1), else_=0)),
+            func.sum(case((_INBOUND.note == NO_COMMAND, 1), else_=0)),
             0,
         ),
     )
@@ -701,7 +732,7 @@ _TODAY = (
         _INBOUND.sender == bindparam("a"),
         _INBOUND.received_at >= bindparam("start"),
         _INBOUND.received_at < bindparam("end"),
-        _INBOUND.status.in_(("processed", "refused")),
+        _INBOUND.status.in_(_SPENDING),
         ~_INBOUND.note.startswith(UNBELIEVED),  # a forger never spends a player's allowance
     )
 )
@@ -908,18 +939,53 @@ def _driver_of(connection: Connection) -> Any:
     return connection.connection.driver_connection
 
 
+class _Batch:
+    """What the units of a batch (`Store.batch`) know of the store without reading it, since
+    only they write it meanwhile: every inbound mail's key and status, each sender's mail
+    on a day, the games the database holds; and each game's row as the units left it, to
+    write once when the batch ends (its event count, and its latest state snapshot, kept as
+    the frozen state itself until then).
+
+    A unit that fails is undone in the database: `undo` then forgets what was read (it is
+    read again when asked) and puts the games' rows back as that unit found them."""
+
+    def __init__(self) -> None:
+        self.keys: dict[int, dict[str, str]] = {}  # game -> dedupe key -> status
+        self.days: dict[tuple[int, str, date], list[int]] = {}  # see `UnitOfWork.sender_today`
+        self.games: set[int] | None = None  # the games' ids, once read
+        # game -> (its event count, its latest snapshot and the last event it includes, or
+        # None when the batch has taken none)
+        self.games_rows: dict[int, tuple[int, GameState | None, int | None]] = {}
+
+    def forget(self) -> None:
+        """Everything read is read again (rows were written or undone outside the units)."""
+        self.keys.clear()
+        self.days.clear()
+        self.games = None
+
+    def undo(self, rows: dict[int, tuple[int, GameState | None, int | None]]) -> None:
+        self.forget()
+        self.games_rows = rows
+
+
 class UnitOfWork:
     """What one processed mail or tick writes, committed together.
 
     Writes are prebuilt SQL statements (SQLAlchemy Core) run in the session's transaction:
-    the rows are never read back, so the ORM's identity map would only cost time.
+    the rows are never read back, so the ORM's identity map would only cost time. Inside a
+    batch, `kept` answers the reads whose answer the batch's own writes decide.
     """
 
     def __init__(
-        self, session: Session, game_id: int, connection: Connection | None = None
+        self,
+        session: Session,
+        game_id: int,
+        connection: Connection | None = None,
+        kept: _Batch | None = None,
     ) -> None:
         self.session = session
         self.game_id = game_id
+        self._kept = kept
         self._seq: int | None = None
         self._snapshot_seq: int | None = None
         self._outbox: list[dict[str, Any]] = []
@@ -995,11 +1061,28 @@ class UnitOfWork:
     def seen(self, mail: InboundMail) -> bool:
         """Whether this mail (same sender, Message-ID and body) was applied already."""
         keys = list(mail.dedupe_keys)  # its own, and those older versions recorded
+        if self._kept is not None:
+            statuses = self._inbound_keys()
+            return any(statuses.get(key, QUARANTINED) != QUARANTINED for key in keys)
         return self._run(_SEEN, {"g": self.game_id, "k": keys}).first() is not None
+
+    def _inbound_keys(self) -> dict[str, str]:
+        """A batch's: the status of each inbound mail of the game, by its dedupe key."""
+        assert self._kept is not None
+        found = self._kept.keys.get(self.game_id)
+        if found is None:
+            rows = self._run(_INBOUND_KEYS, {"g": self.game_id}).all()
+            found = self._kept.keys[self.game_id] = {str(k): str(s) for k, s in rows}
+        return found
 
     def seen_elsewhere(self, mail: InboundMail) -> int | None:
         """Another game of this database that already applied this very mail (same sender,
         Message-ID and body), or None: a signed mail acts in one game only (issue 15)."""
+        if self._kept is not None:  # a batch's store holding no other game: none (foreign key)
+            if self._kept.games is None:
+                self._kept.games = {int(g) for (g,) in self._run(_GAME_IDS, {}).all()}
+            if not self._kept.games - {self.game_id}:
+                return None
         keys = list(mail.dedupe_keys)
         found = self._run(_SEEN_ELSEWHERE, {"g": self.game_id, "k": keys}).first()
         return int(found[0]) if found is not None else None
@@ -1007,7 +1090,10 @@ class UnitOfWork:
     def record_inbound(
         self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0
     ) -> None:
-        self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": mail.dedupe_key})
+        statuses = self._inbound_keys() if self._kept is not None else None
+        if statuses is None or statuses.get(mail.dedupe_key) == QUARANTINED:
+            self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": mail.dedupe_key})
+        note = note[:500]
         self._run(
             _INSERT_INBOUND,
             {
@@ -1018,10 +1104,21 @@ class UnitOfWork:
                 "received_at": at,
                 "delivered_at": self.delivered or at,
                 "status": status,
-                "note": note[:500],
+                "note": note,
                 "commands": commands,
             },
         )
+        if statuses is None or self._kept is None:
+            return
+        statuses[mail.dedupe_key] = str(status)
+        # The row counts in its sender's day as `_TODAY` reads it: the day its time is stored
+        # under (SQLite's text of the time as given), when it spends the sender's allowance
+        if status in _SPENDING and not note.startswith(UNBELIEVED):
+            day = self._kept.days.get((self.game_id, mail.sender, date(at.year, at.month, at.day)))
+            if day is not None:
+                day[0] += 1
+                day[1] += commands
+                day[2] += note == NO_COMMAND
 
     def mail_links(self) -> list[tuple[bytes, datetime, str]]:
         """Every message the chain holds so far, in link order, with the time it took effect
@@ -1049,14 +1146,25 @@ class UnitOfWork:
         return {key for (key,) in self._run(_JOINING_MAIL, params).all()}
 
     def sender_today(self, sender: str, at: datetime) -> SenderDay:
-        """What this sender has asked of the referee so far on `at`'s day (UTC)."""
-        start = datetime.combine(at.astimezone(UTC).date(), time(), tzinfo=UTC)
-        params = {"g": self.game_id, "a": sender, "start": start, "end": start + timedelta(1)}
-        mails, commands, empty = self._run(_TODAY, params).one()
-        return SenderDay(int(mails), int(commands), int(empty))
+        """What this sender has asked of the referee so far on `at`'s day (UTC). A batch
+        reads each sender's day once and counts its own mail of that day from then on."""
+        today = at.astimezone(UTC).date()
+        key = (self.game_id, sender, today)
+        kept = self._kept.days.get(key) if self._kept is not None else None
+        if kept is None:
+            start = datetime.combine(today, time(), tzinfo=UTC)
+            params = {"g": self.game_id, "a": sender, "start": start, "end": start + timedelta(1)}
+            mails, commands, empty = self._run(_TODAY, params).one()
+            kept = [int(mails), int(commands), int(empty)]
+            if self._kept is not None:
+                self._kept.days[key] = kept
+        return SenderDay(kept[0], kept[1], kept[2])
 
     def snapshot_seq(self) -> int:
         """The last event the game's state snapshot includes."""
+        row = self._kept.games_rows.get(self.game_id) if self._kept is not None else None
+        if row is not None and row[2] is not None:  # a batch's, not written yet
+            return row[2]
         if self._snapshot_seq is None:
             self._snapshot_seq = int(self._run(_SNAPSHOT_SEQ, {"g": self.game_id}).scalar() or 0)
         return self._snapshot_seq
@@ -1089,12 +1197,25 @@ class UnitOfWork:
         seq = self.last_seq()
         if not force:
             force = seq - self.snapshot_seq() >= SNAPSHOT_EVERY
-        if force:
-            snapshot = {"g": self.game_id, "e": state.events, "s": dump_state(state), "q": seq}
-            self._run(_SAVE_SNAPSHOT, snapshot)
+        if self._kept is not None:  # a batch's: written once, when the batch ends
+            _, snapshot, taken = self._kept.games_rows.get(self.game_id, (0, None, None))
+            if force:
+                snapshot, taken = state, seq
+                self._snapshot_seq = seq
+            self._kept.games_rows[self.game_id] = (state.events, snapshot, taken)
+        elif force:
+            self.write_games_row(state.events, state, seq)
             self._snapshot_seq = seq
         else:
-            self._run(_SAVE_COUNT, {"g": self.game_id, "e": state.events})
+            self.write_games_row(state.events, None, None)
+
+    def write_games_row(self, events: int, state: GameState | None, seq: int | None) -> None:
+        """The game's event count, and its state snapshot up to event `seq` when given."""
+        if state is not None:
+            snapshot = {"g": self.game_id, "e": events, "s": dump_state(state), "q": seq}
+            self._run(_SAVE_SNAPSHOT, snapshot)
+        else:
+            self._run(_SAVE_COUNT, {"g": self.game_id, "e": events})
 
     def enqueue(self, message_id: str, recipient: str, kind: str, raw: bytes, at: datetime) -> None:
         self._outbox.append(
