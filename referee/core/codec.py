@@ -22,6 +22,16 @@ _EVENTS_BY_NAME: dict[str, type] = {t.__name__: t for t in EVENT_TYPES}
 
 def to_data(value: Any) -> Any:
     """A frozen dataclass tree as dicts, lists, strings and numbers."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        return [to_data(v) for v in value]
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = _field_names(kind)
+    if names is not _NOT_DATACLASS:
+        return {name: to_data(getattr(value, name)) for name in names}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -31,6 +41,19 @@ def to_data(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [to_data(v) for v in value]
     return value
+
+
+# Values `to_data` gives back as they are, by their exact type
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+_NOT_DATACLASS: tuple[str, ...] = ("not a dataclass",)
+# Each class's field names, in order, or _NOT_DATACLASS
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(kind):
+        return tuple(f.name for f in dataclasses.fields(kind))
+    return _NOT_DATACLASS
 
 
 @cache
