@@ -118,7 +118,8 @@ class _Field:
         self.value = value
         self.texts = texts  # a tuple field's members' texts; otherwise the value's, alone
         self.start = start  # the hash of everything before this field's `name=`
-        self.marks: list[Any] | None = None  # before member k (k = len: before the `)`)
+        # The hash before member k (k = len: before the `)`), where kept
+        self.marks: list[Any] | None = None
         self.joined: bytes | None = None  # the whole field's text after `name=`, once made
 
 
@@ -156,6 +157,7 @@ class StateDigest:
     def __init__(self) -> None:
         self._kind: type | None = None
         self._names: tuple[str, ...] = ()
+        self._headers: tuple[bytes, ...] = ()  # each field's `, name=`
         self._fields: list[_Field] = []
         self._end: Any = None  # the hash of the whole text but its closing `)`
 
@@ -193,12 +195,13 @@ class StateDigest:
         if kind is not self._kind:
             shown_fields = dataclasses.fields(state)  # type: ignore[arg-type]
             self._names = tuple(f.name for f in shown_fields if f.repr)
+            self._headers = tuple(self._header(i, n) for i, n in enumerate(self._names))
             self._kind = kind
             self._fields = []
         names = self._names
         old = self._fields
         count = len(names)
-        values = [getattr(state, name) for name in names]
+        values = [getattr(state, name) for name in names] if count else []
         # The first field whose text may differ, and its first member that may
         first = 0
         member = 0
@@ -235,14 +238,19 @@ class StateDigest:
             fields = old[:first]
             start = old[first].start
         hasher = start.copy()
+        headers = self._headers
         for index in range(first, count):
-            name = names[index]
             value = values[index]
-            header = self._header(index, name)
+            header = headers[index]
             if index > first or not old:
                 start = hasher.copy()
             if type(value) is not tuple:
-                field = _Field(value, [repr(value).encode("utf-8")], start)
+                kept = old[index] if old else None
+                if kept is not None and kept.value is value:
+                    field = kept  # the same value: the same text
+                    field.start = start
+                else:
+                    field = _Field(value, [repr(value).encode("utf-8")], start)
                 hasher.update(header)
                 hasher.update(field.texts[0])
             elif index == first and old:
@@ -274,23 +282,28 @@ class StateDigest:
         self, before: _Field, value: tuple[object, ...], member: int, header: bytes
     ) -> _Field:
         """The field a change was found in, from its first changed member: the hash before
-        each member from there on (`marks`), the kept ones before it."""
-        marks = before.marks
-        if marks is None:  # not kept since text before this field changed: made again
-            hasher = before.start.copy()
-            hasher.update(header)
-            marks = [hasher]
-            member = 0
-        else:
-            marks = marks[: member + 1]
+        each member from there on (`marks`), the kept ones before it. When the hash before
+        that member was not kept (the text before it changed since), the members before it
+        are hashed again in one piece."""
         texts = self._texts(before, value, member)
-        hasher = marks[-1].copy()
+        marks = before.marks
+        mark = marks[member] if marks is not None else None
+        if marks is None or mark is None:
+            mark = before.start.copy()
+            mark.update(header)
+            if member:
+                mark.update(b"(" + b", ".join(texts[:member]))
+            kept: list[Any] = [None] * member
+            kept.append(mark)
+        else:
+            kept = marks[: member + 1]
+        hasher = mark.copy()
         for position in range(member, len(value)):
             hasher.update(b", " if position else b"(")
             hasher.update(texts[position])
-            marks.append(hasher.copy())
+            kept.append(hasher.copy())
         field = _Field(value, texts, before.start)
-        field.marks = marks
+        field.marks = kept
         return field
 
     @staticmethod
