@@ -51,6 +51,11 @@ def test_the_engines_short_cuts_give_what_the_long_way_gives(tmp_path: Path) -> 
             assert state.proposal(number) == next(
                 (p for p in state.proposals if p.number == number), None
             )
+        for p in state.proposals:
+            revised = replace(p, revisions=p.revisions + 1)
+            assert state.with_proposal(revised).proposals == tuple(
+                revised if q.number == p.number else q for q in state.proposals
+            )
         for identity in (0, *(r.identity for r in state.rules), 10_000):
             assert state.rule_by_identity(identity) is next(
                 (r for r in state.rules if r.identity == identity), None
@@ -74,6 +79,13 @@ def test_a_proposal_out_of_its_place_and_a_changed_roster_are_still_found(
     for p in state.proposals:
         assert backwards.proposal(p.number) is p
         assert gapped.proposal(p.number) is (None if p is state.proposals[1] else p)
+        revised = replace(p, revisions=p.revisions + 1)
+        for shuffled in (backwards, gapped):
+            assert shuffled.with_proposal(revised).proposals == (
+                tuple(revised if q.number == p.number else q for q in shuffled.proposals)
+                if shuffled.proposal(p.number)
+                else (*shuffled.proposals, revised)
+            )
     order.turn_order(state)
     renamed = state.with_player(replace(state.players[0], surname="Zzz", name="Zzz Zzz"))
     assert order.turn_order(renamed)[-1].email == state.players[0].email

@@ -269,8 +269,9 @@ class StateDigest:
         """A tuple field after the first change: its text is hashed whole, so the hash before
         each of its members is not kept."""
         if before is not None and type(before.value) is tuple:
-            member = _same_members(before.value, value)
-            if member == len(before.value) == len(value):
+            same = before.value is value
+            member = len(value) if same else _same_members(before.value, value)
+            if same or member == len(before.value) == len(value):
                 before.value = value
                 before.start = start
                 before.marks = None

@@ -534,8 +534,14 @@ class GameState:
         )
 
     def with_proposal(self, proposal: Proposal) -> GameState:
+        proposals = self.proposals
+        if proposals:  # where its number puts it (109: numbers are never reused, so only there)
+            place = proposal.number - proposals[0].number
+            if 0 <= place < len(proposals) and proposals[place].number == proposal.number:
+                changed = (*proposals[:place], proposal, *proposals[place + 1 :])
+                return replace(self, proposals=changed)
         if self.proposal(proposal.number) is None:
-            return replace(self, proposals=(*self.proposals, proposal))
+            return replace(self, proposals=(*proposals, proposal))
         return replace(
             self,
             proposals=tuple(proposal if p.number == proposal.number else p for p in self.proposals),
