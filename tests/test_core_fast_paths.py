@@ -4,7 +4,8 @@ A replay proves a result only if it makes the same state and chain as the live s
 each short cut the engine takes for speed (issue 19) is held here to the plain code it
 replaces, state after state through a whole example game: the copying `replace`, a proposal
 found where its number puts it (109), the rules indexed by identity, the turn order kept per
-roster (201), the snapshot's text made from its members' kept texts.
+roster (201), the values in force found in one pass over the rules (111, 211), the
+snapshot's text made from its members' kept texts.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from examples.make_examples import START, build
 from referee.config import load_settings
-from referee.core import codec, order
+from referee.core import codec, order, params
 from referee.core.model import GameState, Player, replace
 from referee.service import Referee
 from referee.store.store import Store
@@ -40,6 +41,18 @@ def states(tmp_path: Path) -> list[GameState]:
     return seen
 
 
+def plain_effective(state: GameState) -> dict[str, int]:
+    """Each parameter's value in force, found rule by rule for each parameter."""
+    house = dict(state.house_parameters)
+    in_force = [r for r in state.rules if r.in_force]
+    values = {}
+    for spec in params.SPECS:
+        holder = params.winning_rule(r for r in in_force if r.parameter(spec.name) is not None)
+        raw = holder.parameter(spec.name) if holder is not None else house.get(spec.name)
+        values[spec.name] = int(raw) if raw is not None else spec.default
+    return values
+
+
 def test_the_engines_short_cuts_give_what_the_long_way_gives(tmp_path: Path) -> None:
     seen = states(tmp_path)
     assert len(seen) > 30 and len(seen[-1].proposals) > 3 and len(seen[-1].rules) > 20
@@ -60,6 +73,7 @@ def test_the_engines_short_cuts_give_what_the_long_way_gives(tmp_path: Path) -> 
             assert state.rule_by_identity(identity) is next(
                 (r for r in state.rules if r.identity == identity), None
             )
+        assert params.effective(state) == plain_effective(state)
         assert order.turn_order(state) == tuple(
             sorted((p for p in state.players if p.active), key=order.player_key)
         )
