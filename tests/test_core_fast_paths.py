@@ -18,8 +18,8 @@ import pytest
 
 from examples.make_examples import START, build
 from referee.config import load_settings
-from referee.core import codec, order, params
-from referee.core.model import GameState, Player, replace
+from referee.core import codec, notices, order, outcomes, params
+from referee.core.model import GameState, Player, field_names, replace
 from referee.service import Referee
 from referee.store.store import Store
 from tests.sink import game_config
@@ -115,3 +115,17 @@ def test_replace_refuses_what_dataclasses_replace_refuses() -> None:
     moved = replace(player, score=3, email="ada@example.com")
     assert moved == dataclasses.replace(player, score=3, email="ada@example.com")
     assert player.score == 0 and player.email == "ada@example.org"
+
+
+def test_every_payload_gives_the_fields_dataclasses_gives() -> None:
+    """The field names kept per class are `dataclasses.fields`' own, for every payload a
+    template reads (outcomes and notices)."""
+    kinds: list[type] = [outcomes.Accepted, outcomes.Refused, notices.NoticePayload]
+    seen = 0
+    while kinds:
+        kind = kinds.pop()
+        kinds.extend(kind.__subclasses__())
+        if dataclasses.is_dataclass(kind):
+            assert field_names(kind) == tuple(f.name for f in dataclasses.fields(kind))
+            seen += 1
+    assert seen > 50

@@ -14,6 +14,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 _T = TypeVar("_T")
 
+
+def field_names(kind: type) -> tuple[str, ...]:
+    """A dataclass's field names in order, as `dataclasses.fields` gives them, found once per
+    class: a payload gives its fields to the templates on every mail."""
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 if TYPE_CHECKING:  # the type checker holds every call to `dataclasses.replace`'s rules
     from dataclasses import replace as replace
 else:
