@@ -7,7 +7,9 @@ belongs to, and `status` shows the last head.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
 import subprocess
 import sys
 import tomllib
@@ -89,3 +91,62 @@ def test_the_state_digest_hashes_exactly_the_states_repr(tmp_path: Path) -> None
         assert checked == len(mails) > 30 and len(referee.state.proposals) > 3
     finally:
         store.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Item:
+    name: str
+    n: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    label: str
+    first: tuple[_Item, ...] = ()
+    count: int = 0
+    second: tuple[_Item, ...] = ()
+    hidden: str = dataclasses.field(default="", repr=False)
+    last: tuple[tuple[str, int], ...] = ()
+
+
+def test_the_state_digest_follows_every_kind_of_change_in_any_order() -> None:
+    """Members replaced, appended, inserted, removed and moved, new tuples of the same members,
+    fields changed before and after a changed one, tuples of none, one and two members: the
+    digest resumes from the hash before the first change and always equals the `repr`'s."""
+    chooser = random.Random(213)
+    pool = [_Item(f"ità {k}", k) for k in range(12)]
+    shape = _Shape("start")
+    digester = chain.StateDigest()
+    for step in range(600):
+        which = chooser.choice(["first", "second", "last", "label", "count", "hidden", "same"])
+        if which in ("first", "second"):
+            items = list(getattr(shape, which))
+            move = chooser.choice(["append", "replace", "insert", "remove", "swap", "copy"])
+            if move == "append" or not items:
+                items.append(chooser.choice(pool))
+            elif move == "replace":
+                items[chooser.randrange(len(items))] = _Item(f"new {step}", step)
+            elif move == "insert":
+                items.insert(chooser.randrange(len(items)), chooser.choice(pool))
+            elif move == "remove":
+                items.pop(chooser.randrange(len(items)))
+            elif move == "swap" and len(items) > 1:
+                items[0], items[-1] = items[-1], items[0]
+            kept = tuple(items[:4])
+            if which == "first":
+                shape = dataclasses.replace(shape, first=kept)
+            else:
+                shape = dataclasses.replace(shape, second=kept)
+        elif which == "last":
+            shape = dataclasses.replace(shape, last=(*shape.last[-1:], ("x", step)))
+        elif which == "label":
+            shape = dataclasses.replace(shape, label=f"label {step % 3}")
+        elif which == "count":
+            shape = dataclasses.replace(shape, count=step % 2)
+        elif which == "hidden":
+            shape = dataclasses.replace(shape, hidden=str(step))
+        else:
+            shape = dataclasses.replace(shape, first=tuple(list(shape.first)))
+        if step % 5 == 0:
+            assert digester.text(shape) == repr(shape)
+        assert digester(shape) == chain.digest(repr(shape).encode("utf-8")), step

@@ -9,7 +9,6 @@ Adopting takes full effect at once (207) and gives the rule the proposal's numbe
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
 
 from referee.core import changes, labels, mechanics, notices, numerals, outcomes, params
 from referee.core.changes import (
@@ -24,6 +23,7 @@ from referee.core.model import (
     Proposal,
     ProposalKind,
     Rule,
+    replace,
 )
 from referee.core.step import AMENDING_KINDS, Refusal, Step
 from referee.core.threads import Thread

@@ -13,7 +13,6 @@ Tick); one the rules no longer allow then is not opened, and its sender is told 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 from referee.core import mechanics, notices, outcomes, params, procedure, rulings, view
@@ -41,6 +40,7 @@ from referee.core.model import (
     RequestStatus,
     Verdict,
     WaitingAppeal,
+    replace,
 )
 from referee.core.roster import prompt_join
 from referee.core.step import DAY, Refusal, Step, day_start

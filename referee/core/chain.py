@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 import re
 from collections.abc import Sequence
 from datetime import datetime
@@ -106,65 +107,221 @@ def shown(seq: int, head: str) -> str:
     return f"{seq} {head}"
 
 
+class _Field:
+    """One field of the state as last hashed: its value, the UTF-8 `repr` of each member (a
+    tuple field) or of the value, the hash before its `name=` and, for the field a change was
+    found in, the hash before each member (`marks`), so the next change resumes there."""
+
+    __slots__ = ("joined", "marks", "start", "texts", "value")
+
+    def __init__(self, value: object, texts: list[bytes], start: Any) -> None:
+        self.value = value
+        self.texts = texts  # a tuple field's members' texts; otherwise the value's, alone
+        self.start = start  # the hash of everything before this field's `name=`
+        # The hash before member k (k = len: before the `)`), where kept
+        self.marks: list[Any] | None = None
+        self.joined: bytes | None = None  # the whole field's text after `name=`, once made
+
+
+def _closing(count: int) -> bytes:
+    return b"()" if count == 0 else b",)" if count == 1 else b")"
+
+
+def _joined(texts: list[bytes]) -> bytes:
+    return b"(" + b", ".join(texts) + _closing(len(texts)) if texts else b"()"
+
+
+def _same_members(before: tuple[object, ...], after: tuple[object, ...]) -> int:
+    """How many leading members the two tuples share, by identity."""
+    same = list(map(operator.is_, before, after))
+    try:
+        return same.index(False)
+    except ValueError:
+        return len(same)
+
+
 class StateDigest:
-    """The SHA-256 of a frozen state's `repr`, reusing the text of every part that did not
-    change since the last digest (213).
+    """The SHA-256 of a frozen state's `repr`, hashing only the text after the first part that
+    changed since the last digest (213).
 
     A state is a frozen dataclass whose tuples are rebuilt on each change while their members
-    stay the same objects, so the `repr` of a proposal, a rule or a player is made once and
-    kept while that object is part of the state, and a tuple the change left alone (the rules,
-    when a vote is cast) is taken whole. The text hashed is exactly `repr(state)` (a test holds
-    it to that), at a fraction of the cost once the game has many rules and proposals. Only
-    the current state's parts are kept: memory never grows with the game.
+    stay the same objects. The text of a member (a proposal, a rule, a player) is made once and
+    kept while it is part of the state, and the hash of the text before each field, and before
+    each member of the field a change was last found in, is kept too: a vote changes the last
+    proposal, so the next digest resumes from the hash before it and hashes only the text after
+    it, instead of the whole state, whose text grows with the game. The text hashed is exactly
+    `repr(state)` (a test holds it to that). Only the current state's parts are kept: memory
+    grows with the state, never with the game's length.
     """
 
     def __init__(self) -> None:
-        # Each tuple field's last value, its text and its members' texts by identity
-        self._fields: dict[str, tuple[tuple[object, ...], str, dict[int, tuple[object, str]]]]
-        self._fields = {}
-        self._names: dict[type, tuple[str, ...]] = {}
+        self._kind: type | None = None
+        self._names: tuple[str, ...] = ()
+        self._headers: tuple[bytes, ...] = ()  # each field's `, name=`
+        self._fields: list[_Field] = []
+        self._end: Any = None  # the hash of the whole text but its closing `)`
 
     def __call__(self, state: object) -> str:
-        return digest(self.text(state).encode("utf-8"))
+        self._update(state)
+        final = self._end.copy()
+        final.update(b")")
+        return str(final.hexdigest())
 
     def text(self, state: object) -> str:
-        """`repr(state)`, from the parts remembered since the last call where they are the
-        same objects."""
-        kind = type(state)
-        names = self._names.get(kind)
-        if names is None:
-            shown_fields = dataclasses.fields(state)  # type: ignore[arg-type]
-            names = self._names[kind] = tuple(f.name for f in shown_fields if f.repr)
-        fields = []
-        kept: dict[str, tuple[tuple[object, ...], str, dict[int, tuple[object, str]]]] = {}
-        for name in names:
-            value = getattr(state, name)
-            if type(value) is tuple:
-                before = self._fields.get(name)
-                if before is None or before[0] is not value:
-                    parts: dict[int, tuple[object, str]] = {}
-                    shown = self._tuple(value, before[2] if before else {}, parts)
-                    before = (value, shown, parts)
-                kept[name] = before
-                fields.append(f"{name}={before[1]}")
-            else:
-                fields.append(f"{name}={value!r}")
-        self._fields = kept
-        return f"{kind.__qualname__}({', '.join(fields)})"
+        """`repr(state)`, from the parts kept since the last call where they are the same
+        objects."""
+        self._update(state)
+        parts = [f"{type(state).__qualname__}(".encode()]
+        for index, (name, field) in enumerate(zip(self._names, self._fields, strict=True)):
+            parts.append(self._header(index, name))
+            parts.append(self._whole(field))
+        parts.append(b")")
+        return b"".join(parts).decode("utf-8")
 
     @staticmethod
-    def _tuple(
-        items: tuple[object, ...],
-        known: dict[int, tuple[object, str]],
-        kept: dict[int, tuple[object, str]],
-    ) -> str:
-        shown = []
-        for item in items:
+    def _header(index: int, name: str) -> bytes:
+        return f"{', ' if index else ''}{name}=".encode()
+
+    @staticmethod
+    def _whole(field: _Field) -> bytes:
+        if type(field.value) is not tuple:
+            return field.texts[0]
+        if field.joined is None:
+            field.joined = _joined(field.texts)
+        return field.joined
+
+    def _update(self, state: object) -> None:
+        kind = type(state)
+        if kind is not self._kind:
+            shown_fields = dataclasses.fields(state)  # type: ignore[arg-type]
+            self._names = tuple(f.name for f in shown_fields if f.repr)
+            self._headers = tuple(self._header(i, n) for i, n in enumerate(self._names))
+            self._kind = kind
+            self._fields = []
+        names = self._names
+        old = self._fields
+        count = len(names)
+        values = [getattr(state, name) for name in names] if count else []
+        # The first field whose text may differ, and its first member that may
+        first = 0
+        member = 0
+        while first < count and old:
+            field = old[first]
+            value = values[first]
+            before = field.value
+            if value is before:
+                first += 1
+                continue
+            if type(value) is tuple and type(before) is tuple:
+                member = _same_members(before, value)
+                if member == len(before) == len(value):
+                    field.value = value  # the same members: the same text
+                    first += 1
+                    continue
+                break
+            if (
+                type(value) is not tuple
+                and type(before) is not tuple
+                and repr(value).encode("utf-8") == field.texts[0]
+            ):
+                field.value = value
+                first += 1
+                continue
+            member = 0
+            break
+        if old and first == count:
+            return
+        if not old:
+            start = hashlib.sha256(f"{kind.__qualname__}(".encode())
+            fields: list[_Field] = []
+        else:
+            fields = old[:first]
+            start = old[first].start
+        hasher = start.copy()
+        headers = self._headers
+        for index in range(first, count):
+            value = values[index]
+            header = headers[index]
+            if index > first or not old:
+                start = hasher.copy()
+            if type(value) is not tuple:
+                kept = old[index] if old else None
+                if kept is not None and kept.value is value:
+                    field = kept  # the same value: the same text
+                    field.start = start
+                else:
+                    field = _Field(value, [repr(value).encode("utf-8")], start)
+                hasher.update(header)
+                hasher.update(field.texts[0])
+            elif index == first and old:
+                field = self._resume(old[first], value, member, header)
+                hasher = field.marks[-1].copy()  # type: ignore[index]
+                hasher.update(_closing(len(value)))
+            else:
+                field = self._later(old[index] if old else None, value, start)
+                hasher.update(header)
+                hasher.update(self._whole(field))
+            fields.append(field)
+        self._fields = fields
+        self._end = hasher
+
+    def _later(self, before: _Field | None, value: tuple[object, ...], start: Any) -> _Field:
+        """A tuple field after the first change: its text is hashed whole, so the hash before
+        each of its members is not kept."""
+        if before is not None and type(before.value) is tuple:
+            same = before.value is value
+            member = len(value) if same else _same_members(before.value, value)
+            if same or member == len(before.value) == len(value):
+                before.value = value
+                before.start = start
+                before.marks = None
+                return before
+            return _Field(value, self._texts(before, value, member), start)
+        return _Field(value, self._texts(None, value, 0), start)
+
+    def _resume(
+        self, before: _Field, value: tuple[object, ...], member: int, header: bytes
+    ) -> _Field:
+        """The field a change was found in, from its first changed member: the hash before
+        each member from there on (`marks`), the kept ones before it. When the hash before
+        that member was not kept (the text before it changed since), the members before it
+        are hashed again in one piece."""
+        texts = self._texts(before, value, member)
+        marks = before.marks
+        mark = marks[member] if marks is not None else None
+        if marks is None or mark is None:
+            mark = before.start.copy()
+            mark.update(header)
+            if member:
+                mark.update(b"(" + b", ".join(texts[:member]))
+            kept: list[Any] = [None] * member
+            kept.append(mark)
+        else:
+            kept = marks[: member + 1]
+        hasher = mark.copy()
+        for position in range(member, len(value)):
+            hasher.update(b", " if position else b"(")
+            hasher.update(texts[position])
+            kept.append(hasher.copy())
+        field = _Field(value, texts, before.start)
+        field.marks = kept
+        return field
+
+    @staticmethod
+    def _texts(before: _Field | None, value: tuple[object, ...], member: int) -> list[bytes]:
+        """The members' texts, the first `member` ones kept from `before`, the rest found in
+        `before` by identity or made."""
+        if before is None or type(before.value) is not tuple:
+            return [repr(item).encode("utf-8") for item in value]
+        old_items: tuple[object, ...] = before.value
+        known = {
+            id(item): (item, text)
+            for item, text in zip(old_items[member:], before.texts[member:], strict=True)
+        }
+        texts = before.texts[:member]
+        for item in value[member:]:
             found = known.get(id(item))
-            if found is None or found[0] is not item:
-                found = (item, repr(item))
-            kept[id(item)] = found
-            shown.append(found[1])
-        if len(shown) == 1:
-            return f"({shown[0]},)"
-        return f"({', '.join(shown)})"
+            texts.append(
+                found[1] if found is not None and found[0] is item else repr(item).encode("utf-8")
+            )
+        return texts

@@ -11,7 +11,7 @@ Tick; `closed_at` what a Tick fired at a given time closed (a mail read after it
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from referee.core import notices
@@ -24,6 +24,7 @@ from referee.core.model import (
     GameState,
     Phase,
     ProposalStatus,
+    replace,
 )
 from referee.core.step import DAY, Step
 from referee.core.threads import Thread

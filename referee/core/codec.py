@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import types
 import typing
 from datetime import datetime
@@ -22,6 +23,16 @@ _EVENTS_BY_NAME: dict[str, type] = {t.__name__: t for t in EVENT_TYPES}
 
 def to_data(value: Any) -> Any:
     """A frozen dataclass tree as dicts, lists, strings and numbers."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is tuple:
+        return [to_data(v) for v in value]
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = _field_names(kind)
+    if names is not _NOT_DATACLASS:
+        return {name: to_data(getattr(value, name)) for name in names}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -31,6 +42,19 @@ def to_data(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [to_data(v) for v in value]
     return value
+
+
+# Values `to_data` gives back as they are, by their exact type
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+_NOT_DATACLASS: tuple[str, ...] = ("not a dataclass",)
+# Each class's field names, in order, or _NOT_DATACLASS
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(kind):
+        return tuple(f.name for f in dataclasses.fields(kind))
+    return _NOT_DATACLASS
 
 
 @cache
@@ -83,6 +107,42 @@ def event_from_data(data: dict[str, Any]) -> Event:
 def state_to_data(state: GameState) -> dict[str, Any]:
     data: dict[str, Any] = to_data(state)
     return data
+
+
+def state_json(state: GameState) -> str:
+    """The state's snapshot text: exactly `json.dumps(state_to_data(state),
+    ensure_ascii=False, separators=(",", ":"))`, made from the text kept for each member of
+    the state's tuples (a proposal, a rule, a player) that is the same object as at the last
+    call. A snapshot is written every so many events, and the state's closed proposals and
+    old rules, which grow with the game, are the same objects from one snapshot to the next.
+    Only the last state's members are kept."""
+    known = _MEMBER_TEXTS[0] if _MEMBER_TEXTS else {}
+    kept: dict[int, tuple[object, str]] = {}
+    parts = []
+    for name in _field_names(GameState):
+        value = getattr(state, name)
+        if type(value) is tuple:
+            items = []
+            for item in value:
+                found = known.get(id(item))
+                if found is None or found[0] is not item:
+                    found = (item, _json(to_data(item)))
+                kept[id(item)] = found
+                items.append(found[1])
+            text = "[" + ",".join(items) + "]"
+        else:
+            text = _json(to_data(value))
+        parts.append(f"{_json(name)}:{text}")
+    _MEMBER_TEXTS[:] = [kept]
+    return "{" + ",".join(parts) + "}"
+
+
+# The members of the last state `state_json` wrote and their texts, by identity
+_MEMBER_TEXTS: list[dict[int, tuple[object, str]]] = []
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def state_from_data(data: dict[str, Any]) -> GameState:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from dataclasses import replace
 from datetime import datetime
 
 from referee.core import notices, outcomes
 from referee.core.events import ChooseDelivery, Debate, Suggest
-from referee.core.model import DebateDelivery, DigestItem, GameState, Post
+from referee.core.model import DebateDelivery, DigestItem, GameState, Post, replace
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread
 

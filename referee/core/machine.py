@@ -8,7 +8,6 @@ leaving (114) and queries. Pure: no clock, no I/O; a refusal is an Outcome, neve
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -84,6 +83,7 @@ from referee.core.model import (
     ProposalKind,
     ProposalStatus,
     Rule,
+    replace,
 )
 from referee.core.numbering import first_proposal_number
 from referee.core.order import rotation

@@ -8,13 +8,13 @@ plain data of `view` (dicts and lists a template reads as they are).
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
+from referee.core.model import field_names
 from referee.core.threads import Thread
 
 
@@ -71,7 +71,7 @@ class NoticePayload:
     kind: ClassVar[NoticeKind]
 
     def fields(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: getattr(self, name) for name in field_names(type(self))}
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,12 @@ both. A test keeps every outcome and refusal macro asking only for its own paylo
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
+
+from referee.core.model import field_names
 
 
 class Done(enum.StrEnum):
@@ -147,7 +148,7 @@ class Accepted:
     code: ClassVar[Done]
 
     def fields(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: getattr(self, name) for name in field_names(type(self))}
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class Refused:
     code: ClassVar[Reason]
 
     def fields(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: getattr(self, name) for name in field_names(type(self))}
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,14 @@ _EFFECTIVE: list[tuple[tuple[Rule, ...], tuple[tuple[str, str], ...], dict[str, 
 def _effective(state: GameState) -> dict[str, int]:
     house = dict(state.house_parameters)
     values: dict[str, int] = {}
-    in_force = [r for r in state.rules if r.in_force]
+    # The rules in force carrying each parameter, in the rules' order (one pass over them)
+    carrying: dict[str, list[Rule]] = {}
+    for rule in state.rules:
+        if rule.in_force:
+            for name in {name for name, _ in rule.parameters}:
+                carrying.setdefault(name, []).append(rule)
     for spec in SPECS:
-        holder = winning_rule(r for r in in_force if r.parameter(spec.name) is not None)
+        holder = winning_rule(carrying.get(spec.name, ()))
         raw = holder.parameter(spec.name) if holder is not None else house.get(spec.name)
         values[spec.name] = int(raw) if raw is not None else spec.default
     return values

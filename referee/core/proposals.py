@@ -7,7 +7,6 @@ the King may lengthen the debate.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 from referee.core import notices, outcomes, params, view
@@ -32,6 +31,7 @@ from referee.core.model import (
     ProposalKind,
     ProposalStatus,
     Rule,
+    replace,
 )
 from referee.core.step import DAY, Refusal, Step
 from referee.core.threads import Thread

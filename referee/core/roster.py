@@ -14,12 +14,11 @@ Leaving is `QUIT` (114), in `machine`. Pure: the confirmations by mail live in t
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import replace
 from typing import Any
 
 from referee.core import names, notices, outcomes, view
 from referee.core.events import Admit, AskToJoin, Enrol, MoveAddress
-from referee.core.model import GameState, JoinRequest, Player, RequestStatus
+from referee.core.model import GameState, JoinRequest, Player, RequestStatus, replace
 from referee.core.order import rotation
 from referee.core.step import Refusal, Step
 from referee.core.threads import Thread

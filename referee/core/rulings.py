@@ -21,12 +21,11 @@ rules no longer allow stays as it was: the ruling is published and nothing is un
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from referee.core import codec, notices, outcomes, procedure, view
 from referee.core.events import EVERYONE, Command, Outcome
-from referee.core.model import Appeal, Decided, GameState, Verdict
+from referee.core.model import Appeal, Decided, GameState, Verdict, replace
 from referee.core.step import Step
 from referee.core.threads import Thread
 

@@ -8,7 +8,7 @@ refuses; `Decision` is what `decide` returns. Also `find_player` (201: players b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from referee.core import mechanics, notices, outcomes, params, view
@@ -28,6 +28,7 @@ from referee.core.model import (
     GameState,
     Player,
     ProposalKind,
+    replace,
 )
 from referee.core.order import collation_key
 from referee.core.threads import Thread

@@ -8,8 +8,6 @@ decides.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from referee.core import mechanics, notices, outcomes, view
 from referee.core.changes import (
     RuleChange,
@@ -27,6 +25,7 @@ from referee.core.model import (
     HistoryEntry,
     Phase,
     ProposalStatus,
+    replace,
 )
 from referee.core.order import player_key, rotation, turn_order
 from referee.core.step import DAY, Refusal, Step

@@ -8,8 +8,6 @@ gain the bonus (206).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from referee.core import mechanics, notices, outcomes, view
 from referee.core.adoption import adopt, recheck, rule_mutable
 from referee.core.changes import (
@@ -27,6 +25,7 @@ from referee.core.model import (
     Phase,
     ProposalKind,
     ProposalStatus,
+    replace,
 )
 from referee.core.order import turn_order
 from referee.core.proposals import current_for
