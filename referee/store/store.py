@@ -32,8 +32,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 
+from referee.core import codec
 from referee.core.chain import GENESIS
-from referee.core.codec import state_from_data, state_to_data
+from referee.core.codec import state_from_data
 from referee.core.model import GameState
 from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
 from referee.mail.parse import InboundMail, dedupe_key
@@ -99,7 +100,8 @@ def make_engine(url: str) -> Engine:
 
 
 def dump_state(state: GameState) -> str:
-    return json.dumps(state_to_data(state), ensure_ascii=False, separators=(",", ":"))
+    """The snapshot's JSON (`codec.state_json`: the text of unchanged members reused)."""
+    return codec.state_json(state)
 
 
 def load_state(text: str) -> GameState:
