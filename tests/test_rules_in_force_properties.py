@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from referee.core import engine, mechanics
@@ -108,7 +108,7 @@ def check(before: GameState, after: GameState, notices: list[Notice]) -> None:
             assert mechanics.runs(after, Mechanic.DEPOSITION)
         if kind == "winner" and notice.data["rule"] == "impossible":
             assert mechanics.runs(after, Mechanic.IMPOSSIBLE)
-        for change in notice.data.get("changes", {}).get("scores", []):
+        for change in (notice.data.get("changes") or {}).get("scores", []):  # None: none
             if change["mechanic"] == "dissent":
                 assert mechanics.runs(after, Mechanic.DISSENT)
         for cited in notice.cites.values():
@@ -125,6 +125,10 @@ def check(before: GameState, after: GameState, notices: list[Notice]) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(steps, st.booleans())
+@example(  # a ruling that the game is impossible ends it with no score changes (205, 213)
+    [("propose", True), ("appeal", BOB), ("rule", "impossible"), ("agree", ADA), ("agree", BOB)],
+    False,
+)
 def test_no_repealed_mechanic_acts_and_no_mail_cites_a_rule_not_in_force(
     plan: list[tuple[object, ...]], majority: bool
 ) -> None:
