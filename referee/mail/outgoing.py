@@ -16,11 +16,12 @@ on the mail, so a replay makes it again byte for byte.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from email import base64mime, quoprimime
+from email import quoprimime
 from email.charset import QP, Charset
 from email.header import Header
 from email.mime.multipart import MIMEMultipart
@@ -176,6 +177,7 @@ class Body:
             f'Content-Type: multipart/alternative; boundary="{boundary}"'.encode("ascii")
         ]
         self.payload = alternative(rendered.text, rendered.html, boundary)
+        self.wire = self.payload.replace(b"\n", b"\r\n")  # as `build` sends it, made once
 
 
 def alternative(text: str, html: str, boundary: str) -> bytes:
@@ -187,7 +189,7 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
     marked = html.encode("utf-8")
     parts = (
         ("plain", "quoted-printable", quoprimime.body_encode(plain.decode("latin-1"))),
-        ("html", "base64", base64mime.body_encode(marked) if marked else ""),
+        ("html", "base64", _base64_lines(marked)),
     )
     out = []
     for subtype, encoding, payload in parts:
@@ -196,6 +198,16 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
             f"Content-Transfer-Encoding: {encoding}\n\n" + "\n".join(_NEWLINE.split(payload))
         )
     return ("\n".join(out) + f"\n--{boundary}--\n").encode("ascii")
+
+
+def _base64_lines(data: bytes) -> str:
+    """`base64mime.body_encode(data)`: lines of 76 characters, each ending in a newline. The
+    stdlib encodes 57 bytes at a time; 57 being a multiple of 3, the whole encoded at once and
+    cut every 76 characters is the same text, made without a Python loop over each line."""
+    if not data:
+        return ""
+    encoded = binascii.b2a_base64(data, newline=False).decode("ascii")
+    return "\n".join([encoded[at : at + 76] for at in range(0, len(encoded), 76)]) + "\n"
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the generator's own (email.generator.NLCRE)
@@ -249,9 +261,10 @@ def build(
     rendered: Rendered | Body, envelope: Envelope, attachments: tuple[Attachment, ...] = ()
 ) -> bytes:
     body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
-    content_headers, payload = body.content_headers, body.payload
+    content_headers, wire = body.content_headers, body.wire
     if attachments:
         content_headers, payload = _mixed(body, attachments, envelope.message_id)
+        wire = payload.replace(b"\n", b"\r\n")
     headers = [
         ("From", address_value(envelope.from_name or envelope.game, envelope.address)),
         ("To", address_value(envelope.recipient_name, envelope.recipient)),
@@ -278,6 +291,4 @@ def build(
         f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
         for name, value in headers
     ]
-    return b"\r\n".join(
-        [*lines, CHAIN_PENDING, *content_headers, b"", payload.replace(b"\n", b"\r\n")]
-    )
+    return b"\r\n".join([*lines, CHAIN_PENDING, *content_headers, b"", wire])
