@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -150,6 +150,9 @@ class Parsed:
 
     tokens: tuple[Token, ...]
     html: str  # with the value tokens still in it
+    # `html` cut into its top-level blocks (a paragraph, a table, a list, ... with the line end
+    # after it), each well nested: the HTML is filled in and sanitised a block at a time
+    blocks: tuple[str, ...]
 
 
 class Markup:
@@ -173,9 +176,19 @@ class Markup:
                 self._cache.clear()
             tokens = self._md.parse(marked)
             _style(tokens, self._accents)
-            parsed = Parsed(tuple(tokens), self._md.renderer.render(tokens, self._md.options, {}))
+            whole = self._md.renderer.render(tokens, self._md.options, {})
+            parsed = Parsed(tuple(tokens), whole, self._blocks(tokens, whole))
             self._cache[marked] = parsed
         return parsed
+
+    def _blocks(self, tokens: list[Token], whole: str) -> tuple[str, ...]:
+        """`whole` (the HTML of `tokens`) as the HTML of each top-level block; the whole as
+        one block should the pieces not make it up exactly."""
+        starts = [at for at, token in enumerate(tokens) if token.level == 0 and token.nesting >= 0]
+        ends = [*starts[1:], len(tokens)]
+        render, options = self._md.renderer.render, self._md.options
+        blocks = tuple(render(tokens[a:b], options, {}) for a, b in zip(starts, ends, strict=True))
+        return blocks if "".join(blocks) == whole else (whole,)
 
 
 def _style(tokens: list[Token], accents: dict[str, str]) -> None:
@@ -220,24 +233,71 @@ def _style_one(token: Token) -> None:
 
 
 def to_html(parsed: Parsed, values: Sequence[object]) -> str:
-    """The sanitised HTML fragment: values HTML-escaped, diffs as coloured runs."""
-    parts = re.split(r"(<pre[ >].*?</pre>)", parsed.html, flags=re.S)
+    """The sanitised HTML fragment: values HTML-escaped, diffs as coloured runs.
+
+    Each top-level block is filled in and sanitised on its own (`sanitised`), which is the
+    same as sanitising the whole: a block is well nested (markdown-it's output, every value
+    escaped), so the HTML parser is back in the body with nothing open after each, and nh3's
+    cleaning is node by node (a test holds the two the same). The blocks of one mail (a rule's
+    text, the scores, the footer) come back in mail after mail, and are cleaned once."""
+    return "".join(sanitised(filled(block, values)) for block in parsed.blocks)
+
+
+def filled(fragment: str, values: Sequence[object]) -> str:
+    """The HTML `fragment` with each value token replaced by its value, HTML-escaped (a word
+    diff as its coloured runs), a line break in it a `<br>` outside `<pre>`."""
+    if "<pre" not in fragment:  # the common case: one part, not in `<pre>`
+        return TOKEN.sub(lambda found: _put(found, values, False), fragment)
+    parts = re.split(r"(<pre[ >].*?</pre>)", fragment, flags=re.S)
     out: list[str] = []
     for part in parts:
         in_pre = part.startswith("<pre")
+        out.append(TOKEN.sub(lambda found, in_pre=in_pre: _put(found, values, in_pre), part))
+    return "".join(out)
 
-        def put(found: re.Match[str], in_pre: bool = in_pre) -> str:
-            index = int(found.group(2))
-            if index >= len(values):
-                return found.group(0)
-            value = values[index]
-            if isinstance(value, WordDiff):
-                return _diff_html(value)
-            escaped = html.escape(str(value), quote=False)
-            return escaped if in_pre else escaped.replace("\n", "<br>\n")
 
-        out.append(TOKEN.sub(put, part))
-    return sanitise("".join(out))
+def _put(found: re.Match[str], values: Sequence[object], in_pre: bool) -> str:
+    """The HTML of the value a token names (a line break a `<br>` outside `<pre>`)."""
+    index = int(found.group(2))
+    if index >= len(values):
+        return found.group(0)
+    value = values[index]
+    if isinstance(value, WordDiff):
+        return _diff_html(value)
+    escaped = html.escape(str(value), quote=False)
+    return escaped if in_pre else escaped.replace("\n", "<br>\n")
+
+
+_CACHED = 8_000  # the longest HTML block kept cleaned: a few megabytes at most in all
+
+
+_SCHEMES = {"mailto", "https", "http"}
+
+
+def _cleaner() -> Callable[[str], str]:
+    """`sanitise` as one nh3 `Cleaner` made once (nh3 0.3), not its allow-lists converted
+    again for every call."""
+    if not hasattr(nh3, "Cleaner"):
+        return sanitise
+    cleaner = nh3.Cleaner(
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        filter_style_properties=_STYLE_PROPERTIES,
+        url_schemes=_SCHEMES,
+    )
+    clean: Callable[[str], str] = cleaner.clean
+    return clean
+
+
+@lru_cache(maxsize=2_048)
+def _sanitised(fragment: str) -> str:
+    return _clean(fragment)
+
+
+def sanitised(fragment: str) -> str:
+    """`sanitise(fragment)`, from a cache keyed by the text itself: a block seen before
+    (a short one) is not cleaned again."""
+    return _sanitised(fragment) if len(fragment) <= _CACHED else _clean(fragment)
 
 
 def sanitise(fragment: str) -> str:
@@ -246,8 +306,11 @@ def sanitise(fragment: str) -> str:
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         filter_style_properties=_STYLE_PROPERTIES,
-        url_schemes={"mailto", "https", "http"},
+        url_schemes=_SCHEMES,
     )
+
+
+_clean = _cleaner()
 
 
 def _diff_html(diff: WordDiff) -> str:
