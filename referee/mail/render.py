@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import CodeType
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -133,6 +134,7 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
             auto_reload=False,  # templates never change under a running referee: no stat per mail
+            bytecode_cache=_COMPILED[autoescape],
         )
         env.filters["when"] = self.when
         env.filters["instant"] = self.instant
@@ -226,7 +228,9 @@ class Renderer:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
         self._cites = context.get("cites") or {}
-        context = printable_data(dict(context))  # the text as written, its controls made visible
+        # The text as written, its controls made visible; not the citations, which templates
+        # read only through `cite` (the mail it writes is made printable as a whole, below)
+        context = printable_data({k: v for k, v in context.items() if k != "cites"})
         subject = _subject(self._plain.get_template(name + _SUBJECT).render(**context))
         self._tokens.values = []
         marked = self._marked.get_template(name + _BODY).render(**context)
@@ -271,6 +275,39 @@ class _SplitLoader(jinja2.BaseLoader):
         if part == _SUBJECT:
             return first.removeprefix("Subject:").strip(), filename, uptodate
         return "\n" + rest, filename, uptodate
+
+
+class _Compiled(jinja2.BytecodeCache):
+    """The templates compiled once in a process, for every Referee (a replay, a test, each
+    game of a service): Python code compiled from a template's source, kept in memory.
+
+    One cache serves environments made alike (`Renderer._environment`, with or without
+    autoescape: the code differs), so the code depends only on the template's name, file and
+    source; Jinja keys a template by its name and file, and gives its code back only when the
+    SHA-1 of the source it is loading now is the one it was compiled from."""
+
+    LIMIT = 1_024  # templates kept, beyond any one folder's (a test's own folders come and go)
+
+    def __init__(self) -> None:
+        self._codes: dict[str, tuple[str, CodeType]] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        kept = self._codes.get(bucket.key)
+        if kept is not None and kept[0] == bucket.checksum:
+            bucket.code = kept[1]
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is None:
+            return
+        if len(self._codes) >= self.LIMIT:
+            self._codes.clear()
+        self._codes[bucket.key] = (bucket.checksum, bucket.code)
+
+    def clear(self) -> None:
+        self._codes.clear()
+
+
+_COMPILED = {True: _Compiled(), False: _Compiled()}  # by autoescape
 
 
 def _plain_finalize(value: Any) -> Any:
