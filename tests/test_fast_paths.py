@@ -5,8 +5,9 @@ A replay proves a result only if it makes the same state, chain and mail as the 
 on the same input. The SQL statements run on SQLite's own connection read exactly the rows
 SQLAlchemy reads (dates, bytes and IN lists included); the multipart body written directly
 is byte for byte the stdlib's MIMEMultipart (107: every reply and notice goes out in it); the
-HTML part sanitised a block at a time is the whole sanitised at once, player text of any kind
-in it; a template changed on disk is compiled again though compiled templates are kept.
+HTML part sanitised and the plain part made a block at a time are the whole made at once,
+player text of any kind in them; a template changed on disk is compiled again though compiled
+templates are kept.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 from referee.config import Settings
 from referee.mail import render
-from referee.mail.markup import Markup, Parsed, filled, sanitise, to_html
+from referee.mail.markup import Markup, Parsed, filled, sanitise, to_html, to_plain
 from referee.mail.outgoing import alternative, alternative_by_the_stdlib
 from referee.mail.render import Renderer, templates_folder
 from referee.service import Referee
@@ -181,14 +182,17 @@ def test_html_sanitised_a_block_at_a_time_is_the_whole_sanitised(shape: str) -> 
     for start in range(len(HOSTILE)):
         values = [HOSTILE[(start + at) % len(HOSTILE)] for at in range(7)]
         assert to_html(parsed, values) == _whole_sanitised(parsed, values)
+        assert markup.plain(parsed, values) == to_plain(parsed, values)
+        assert markup.plain(parsed, values) == to_plain(parsed, values)  # kept, the same
+    assert markup.plain(parsed, ["x"]) == to_plain(parsed, ["x"])  # a value missing: its token
 
 
 @pytest.mark.parametrize("language", ["en", "it"])
-def test_every_mail_of_a_game_is_sanitised_as_a_whole_would_be(
+def test_every_mail_of_a_game_is_made_as_the_long_way_makes_it(
     language: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every HTML part the gallery's game renders, in each language, made the short way
-    (block by block, cached, by a `Cleaner` made once) is the long way's."""
+    """Every HTML and plain part the gallery's game renders, in each language, made the short
+    way (block by block, cached; HTML by a `Cleaner` made once) is the long way's."""
     blocks: list[int] = []
 
     def checked(parsed: Parsed, values: Sequence[object]) -> str:
@@ -197,7 +201,15 @@ def test_every_mail_of_a_game_is_sanitised_as_a_whole_would_be(
         blocks.append(len(parsed.blocks))
         return fast
 
+    kept = Markup.plain
+
+    def plain(self: Markup, parsed: Parsed, values: Sequence[object]) -> str:
+        fast = kept(self, parsed, values)
+        assert fast == to_plain(parsed, values)
+        return fast
+
     monkeypatch.setattr(render, "to_html", checked)
+    monkeypatch.setattr(Markup, "plain", plain)
     _gallery().play(language)
     assert len(blocks) > 50 and max(blocks) > 10
 

@@ -153,6 +153,9 @@ class Parsed:
     # `html` cut into its top-level blocks (a paragraph, a table, a list, ... with the line end
     # after it), each well nested: the HTML is filled in and sanitised a block at a time
     blocks: tuple[str, ...]
+    source: str = ""  # the Markdown parsed (template output: tokens, never a player's words)
+    # The plain part's top-level blocks: the tokens each spans, and the values it prints
+    spans: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
 
 
 class Markup:
@@ -165,6 +168,7 @@ class Markup:
     def __init__(self, accents: dict[str, str] | None = None) -> None:
         self._md = _markdown()
         self._cache: dict[str, Parsed] = {}
+        self._plain: dict[tuple[str, int, tuple[str | None, ...]], tuple[str, ...]] = {}
         self._accents = {text: ACCENTS[sense] for text, sense in (accents or {}).items()}
 
     def parse(self, marked: str) -> Parsed:
@@ -177,9 +181,32 @@ class Markup:
             tokens = self._md.parse(marked)
             _style(tokens, self._accents)
             whole = self._md.renderer.render(tokens, self._md.options, {})
-            parsed = Parsed(tuple(tokens), whole, self._blocks(tokens, whole))
+            blocks = self._blocks(tokens, whole)
+            parsed = Parsed(tuple(tokens), whole, blocks, marked, _spans(tokens))
             self._cache[marked] = parsed
         return parsed
+
+    def plain(self, parsed: Parsed, values: Sequence[object]) -> str:
+        """`to_plain(parsed, values)`, a top-level block at a time: a block's text depends only
+        on the Markdown's shape and the values it prints, and the same block (a rule's text,
+        the scores, the footer) comes back in mail after mail, so each is kept once made."""
+        plain = _Plain(values)
+        tokens: list[Token] = []
+        out: list[str] = []
+        count = len(values)
+        for start, end, used in parsed.spans:
+            printed = tuple(str(values[i]) if i < count else None for i in used)
+            key = (parsed.source, start, printed)
+            made = self._plain.get(key)
+            if made is None:
+                tokens = tokens or list(parsed.tokens)
+                made = tuple(plain.blocks(tokens, start, end, WIDTH))
+                if sum(map(len, made)) + sum(len(v or "") for v in printed) <= _CACHED:
+                    if len(self._plain) >= 4_096:
+                        self._plain.clear()
+                    self._plain[key] = made
+            out += made
+        return plain.joined(out)
 
     def _blocks(self, tokens: list[Token], whole: str) -> tuple[str, ...]:
         """`whole` (the HTML of `tokens`) as the HTML of each top-level block; the whole as
@@ -189,6 +216,23 @@ class Markup:
         render, options = self._md.renderer.render, self._md.options
         blocks = tuple(render(tokens[a:b], options, {}) for a, b in zip(starts, ends, strict=True))
         return blocks if "".join(blocks) == whole else (whole,)
+
+
+def _spans(tokens: list[Token]) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+    """The top-level blocks `_Plain.blocks` goes through, each as the tokens from and to, and
+    the values its tokens' text names (all that `_Plain` prints of a value is in a token's or
+    its children's `content`)."""
+    spans = []
+    index = 0
+    while index < len(tokens):
+        close = _closing(tokens, index)
+        used: set[int] = set()
+        for token in tokens[index : close + 1]:
+            for child in (token, *(token.children or ())):
+                used.update(int(found.group(2)) for found in TOKEN.finditer(child.content))
+        spans.append((index, close + 1, tuple(sorted(used))))
+        index = close + 1
+    return tuple(spans)
 
 
 def _style(tokens: list[Token], accents: dict[str, str]) -> None:
@@ -393,7 +437,10 @@ class _Plain:
         return "".join(out)
 
     def render(self, tokens: list[Token]) -> str:
-        blocks = self.blocks(tokens, 0, len(tokens), WIDTH)
+        return self.joined(self.blocks(tokens, 0, len(tokens), WIDTH))
+
+    def joined(self, blocks: list[str]) -> str:
+        """The plain part of its top-level blocks."""
         text = "\n\n".join(b for b in blocks if b.strip()).replace(_GLUE, " ")
         return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"
 

@@ -28,6 +28,7 @@ from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
+from functools import lru_cache
 
 from referee.config import slug as slug  # re-exported: the Message-IDs' game part
 from referee.core.threads import Thread
@@ -100,6 +101,7 @@ _MSG_ID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>")
 LONGEST_VALUE = 400  # characters of a header value taken from a player or the config
 
 
+@lru_cache(maxsize=4_096)  # the same names and subjects come back in mail after mail
 def header_value(text: str, limit: int = LONGEST_VALUE) -> str:
     """The one sanitiser for a header value that comes from a player or the config.
 
@@ -119,6 +121,7 @@ def header_value(text: str, limit: int = LONGEST_VALUE) -> str:
     return Header(cleaned, "utf-8", maxlinelen=76).encode(splitchars=" ", maxlinelen=76)
 
 
+@lru_cache(maxsize=4_096)
 def address_value(name: str, address: str) -> str:
     """`Name <address>` with the name sanitised and encoded; a bad address is not written."""
     if not _ADDRESS_OK.fullmatch(address):
@@ -193,9 +196,11 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
     )
     out = []
     for subtype, encoding, payload in parts:
+        if "\r" in payload:  # the generator makes each line end `\n` (both encoders do already)
+            payload = "\n".join(_NEWLINE.split(payload))
         out.append(
             f'--{boundary}\nContent-Type: text/{subtype}; charset="utf-8"\nMIME-Version: 1.0\n'
-            f"Content-Transfer-Encoding: {encoding}\n\n" + "\n".join(_NEWLINE.split(payload))
+            f"Content-Transfer-Encoding: {encoding}\n\n" + payload
         )
     return ("\n".join(out) + f"\n--{boundary}--\n").encode("ascii")
 

@@ -30,7 +30,7 @@ from referee.core.events import QueryKind
 from referee.core.printable import printable, printable_data
 from referee.mail.commands import help_rows, match
 from referee.mail.markup import Markup as MailMarkup
-from referee.mail.markup import page, to_html, to_plain
+from referee.mail.markup import page, to_html
 from referee.mail.relay import Relay
 from referee.mail.worddiff import Change, Piece, WordDiff, word_diff
 from referee.resources import data_folder
@@ -238,7 +238,8 @@ class Renderer:
         parsed = self._markup.parse(marked)
         fragment = to_html(parsed, values)
         html = page(fragment, self.language, subject, self.game)
-        return Rendered(printable(subject), printable(to_plain(parsed, values)), printable(html))
+        text = self._markup.plain(parsed, values)
+        return Rendered(printable(subject), printable(text), printable(html))
 
 
 def load_words(root: Path, language: str) -> dict[str, dict[str, str]]:
