@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from referee.config import Settings
-from referee.mail import render
 from referee.mail.markup import Markup, Parsed, filled, sanitise, to_html, to_plain
 from referee.mail.outgoing import alternative, alternative_by_the_stdlib
 from referee.mail.render import Renderer, templates_folder
+from referee.mail.worddiff import Change, Piece, WordDiff
 from referee.service import Referee
 from referee.store import store as stored
 from referee.store.store import Store, UnitOfWork
@@ -179,12 +179,20 @@ def test_html_sanitised_a_block_at_a_time_is_the_whole_sanitised(shape: str) -> 
     markup = Markup({"Done.": "good"})
     parsed = markup.parse(shape)
     assert len(parsed.blocks) > 1 and "".join(parsed.blocks) == parsed.html
+    diff = WordDiff((Piece(Change.DELETED, "<old>"), Piece(Change.INSERTED, "new & \x00")))
     for start in range(len(HOSTILE)):
-        values = [HOSTILE[(start + at) % len(HOSTILE)] for at in range(7)]
-        assert to_html(parsed, values) == _whole_sanitised(parsed, values)
-        assert markup.plain(parsed, values) == to_plain(parsed, values)
-        assert markup.plain(parsed, values) == to_plain(parsed, values)  # kept, the same
-    assert markup.plain(parsed, ["x"]) == to_plain(parsed, ["x"])  # a value missing: its token
+        values: list[object] = [HOSTILE[(start + at) % len(HOSTILE)] for at in range(7)]
+        values[start % 7] = diff
+        long_way = (_whole_sanitised(parsed, values), to_plain(parsed, values))
+        assert to_html(parsed, values) == long_way[0]
+        assert markup.parts(parsed, values) == long_way
+        assert markup.parts(parsed, values) == long_way  # kept, the same
+    others: list[list[object]] = [["x"], [str(diff)] * 7, [diff] * 7]  # "x": the rest missing
+    for values in others:
+        assert markup.parts(parsed, values) == (
+            _whole_sanitised(parsed, values),
+            to_plain(parsed, values),
+        )
 
 
 @pytest.mark.parametrize("language", ["en", "it"])
@@ -195,21 +203,15 @@ def test_every_mail_of_a_game_is_made_as_the_long_way_makes_it(
     way (block by block, cached; HTML by a `Cleaner` made once) is the long way's."""
     blocks: list[int] = []
 
-    def checked(parsed: Parsed, values: Sequence[object]) -> str:
-        fast = to_html(parsed, values)
-        assert fast == _whole_sanitised(parsed, values)
+    kept = Markup.parts
+
+    def parts(self: Markup, parsed: Parsed, values: Sequence[object]) -> tuple[str, str]:
+        fast = kept(self, parsed, values)
+        assert fast == (_whole_sanitised(parsed, values), to_plain(parsed, values))
         blocks.append(len(parsed.blocks))
         return fast
 
-    kept = Markup.plain
-
-    def plain(self: Markup, parsed: Parsed, values: Sequence[object]) -> str:
-        fast = kept(self, parsed, values)
-        assert fast == to_plain(parsed, values)
-        return fast
-
-    monkeypatch.setattr(render, "to_html", checked)
-    monkeypatch.setattr(Markup, "plain", plain)
+    monkeypatch.setattr(Markup, "parts", parts)
     _gallery().play(language)
     assert len(blocks) > 50 and max(blocks) > 10
 

@@ -150,12 +150,16 @@ class Parsed:
 
     tokens: tuple[Token, ...]
     html: str  # with the value tokens still in it
-    # `html` cut into its top-level blocks (a paragraph, a table, a list, ... with the line end
-    # after it), each well nested: the HTML is filled in and sanitised a block at a time
-    blocks: tuple[str, ...]
     source: str = ""  # the Markdown parsed (template output: tokens, never a player's words)
-    # The plain part's top-level blocks: the tokens each spans, and the values it prints
+    # Its top-level blocks (a paragraph, a table, a list, ...): the tokens each spans and the
+    # values it prints, and its HTML (with the line end after it); none when the blocks' HTML
+    # does not make up `html` exactly
     spans: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
+    blocks: tuple[str, ...] = ()
+
+
+_KEPT = 4_000  # the most characters of values, HTML and text a kept block holds
+Made = tuple[str, tuple[str, ...]]  # a block's sanitised HTML and its plain blocks
 
 
 class Markup:
@@ -168,7 +172,7 @@ class Markup:
     def __init__(self, accents: dict[str, str] | None = None) -> None:
         self._md = _markdown()
         self._cache: dict[str, Parsed] = {}
-        self._plain: dict[tuple[str, int, tuple[str | None, ...]], tuple[str, ...]] = {}
+        self._made: dict[tuple[str, int, tuple[object, ...]], Made] = {}
         self._accents = {text: ACCENTS[sense] for text, sense in (accents or {}).items()}
 
     def parse(self, marked: str) -> Parsed:
@@ -181,41 +185,51 @@ class Markup:
             tokens = self._md.parse(marked)
             _style(tokens, self._accents)
             whole = self._md.renderer.render(tokens, self._md.options, {})
-            blocks = self._blocks(tokens, whole)
-            parsed = Parsed(tuple(tokens), whole, blocks, marked, _spans(tokens))
+            spans = _spans(tokens)
+            render, options = self._md.renderer.render, self._md.options
+            blocks = tuple(render(tokens[start:end], options, {}) for start, end, _ in spans)
+            if "".join(blocks) != whole:
+                blocks = ()
+            parsed = Parsed(tuple(tokens), whole, marked, spans, blocks)
             self._cache[marked] = parsed
         return parsed
 
-    def plain(self, parsed: Parsed, values: Sequence[object]) -> str:
-        """`to_plain(parsed, values)`, a top-level block at a time: a block's text depends only
-        on the Markdown's shape and the values it prints, and the same block (a rule's text,
-        the scores, the footer) comes back in mail after mail, so each is kept once made."""
+    def parts(self, parsed: Parsed, values: Sequence[object]) -> tuple[str, str]:
+        """`to_html(parsed, values)` and `to_plain(parsed, values)`, a top-level block at a
+        time: a block's HTML and text depend only on the Markdown's shape and the values it
+        prints, and the same block (a rule's text, the scores, the footer) comes back in mail
+        after mail, so each is kept once made (when its values are text or word diffs, whose
+        equality is sameness)."""
+        if not parsed.blocks:
+            return to_html(parsed, values), to_plain(parsed, values)
         plain = _Plain(values)
         tokens: list[Token] = []
-        out: list[str] = []
+        html: list[str] = []
+        text: list[str] = []
         count = len(values)
-        for start, end, used in parsed.spans:
-            printed = tuple(str(values[i]) if i < count else None for i in used)
+        for (start, end, used), block in zip(parsed.spans, parsed.blocks, strict=True):
+            printed = tuple(values[i] for i in used if i < count)  # a token past them: as is
+            keyed = all(type(v) is str or type(v) is WordDiff for v in printed)
             key = (parsed.source, start, printed)
-            made = self._plain.get(key)
+            made = self._made.get(key) if keyed else None
             if made is None:
                 tokens = tokens or list(parsed.tokens)
-                made = tuple(plain.blocks(tokens, start, end, WIDTH))
-                if sum(map(len, made)) + sum(len(v or "") for v in printed) <= _CACHED:
-                    if len(self._plain) >= 4_096:
-                        self._plain.clear()
-                    self._plain[key] = made
-            out += made
-        return plain.joined(out)
+                made = (
+                    sanitised(filled(block, values)),
+                    tuple(plain.blocks(tokens, start, end, WIDTH)),
+                )
+                if keyed and _size(made, printed) <= _KEPT:
+                    if len(self._made) >= 4_096:
+                        self._made.clear()
+                    self._made[key] = made
+            html.append(made[0])
+            text += made[1]
+        return "".join(html), plain.joined(text)
 
-    def _blocks(self, tokens: list[Token], whole: str) -> tuple[str, ...]:
-        """`whole` (the HTML of `tokens`) as the HTML of each top-level block; the whole as
-        one block should the pieces not make it up exactly."""
-        starts = [at for at, token in enumerate(tokens) if token.level == 0 and token.nesting >= 0]
-        ends = [*starts[1:], len(tokens)]
-        render, options = self._md.renderer.render, self._md.options
-        blocks = tuple(render(tokens[a:b], options, {}) for a, b in zip(starts, ends, strict=True))
-        return blocks if "".join(blocks) == whole else (whole,)
+
+def _size(made: Made, printed: tuple[object, ...]) -> int:
+    """The characters a kept block holds: its HTML, its text and the values it prints."""
+    return len(made[0]) + sum(map(len, made[1])) + sum(len(str(v)) for v in printed)
 
 
 def _spans(tokens: list[Token]) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
@@ -284,7 +298,7 @@ def to_html(parsed: Parsed, values: Sequence[object]) -> str:
     escaped), so the HTML parser is back in the body with nothing open after each, and nh3's
     cleaning is node by node (a test holds the two the same). The blocks of one mail (a rule's
     text, the scores, the footer) come back in mail after mail, and are cleaned once."""
-    return "".join(sanitised(filled(block, values)) for block in parsed.blocks)
+    return "".join(sanitised(filled(block, values)) for block in parsed.blocks or [parsed.html])
 
 
 def filled(fragment: str, values: Sequence[object]) -> str:

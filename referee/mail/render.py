@@ -14,7 +14,7 @@ the game's language and time zone, so an Italian mail says "martedì 1 dicembre 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,7 +30,7 @@ from referee.core.events import QueryKind
 from referee.core.printable import printable, printable_data
 from referee.mail.commands import help_rows, match
 from referee.mail.markup import Markup as MailMarkup
-from referee.mail.markup import page, to_html
+from referee.mail.markup import page
 from referee.mail.relay import Relay
 from referee.mail.worddiff import Change, Piece, WordDiff, word_diff
 from referee.resources import data_folder
@@ -125,7 +125,7 @@ class Renderer:
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
     ) -> jinja2.Environment:
-        env = jinja2.Environment(
+        env = _Environment(
             loader=loader,
             autoescape=autoescape,
             undefined=jinja2.StrictUndefined,
@@ -236,9 +236,8 @@ class Renderer:
         marked = self._marked.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
         parsed = self._markup.parse(marked)
-        fragment = to_html(parsed, values)
+        fragment, text = self._markup.parts(parsed, values)
         html = page(fragment, self.language, subject, self.game)
-        text = self._markup.plain(parsed, values)
         return Rendered(printable(subject), printable(text), printable(html))
 
 
@@ -276,6 +275,15 @@ class _SplitLoader(jinja2.BaseLoader):
         if part == _SUBJECT:
             return first.removeprefix("Subject:").strip(), filename, uptodate
         return "\n" + rest, filename, uptodate
+
+
+class _Environment(jinja2.Environment):
+    """Jinja's environment, each template's globals one dict rather than a ChainMap over the
+    environment's: a renderer sets its globals before it loads any template and never after,
+    so the two hold the same; the dict is read in C for each mail's context."""
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
 
 
 class _Compiled(jinja2.BytecodeCache):
