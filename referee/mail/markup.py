@@ -159,6 +159,7 @@ class Parsed:
 
 
 _KEPT = 4_000  # the most characters of values, HTML and text a kept block holds
+_KEYS = frozenset((str, WordDiff))  # the values a kept block may print: equal ones are the same
 Made = tuple[str, tuple[str, ...]]  # a block's sanitised HTML and its plain blocks
 
 
@@ -208,9 +209,9 @@ class Markup:
         text: list[str] = []
         count = len(values)
         for (start, end, used), block in zip(parsed.spans, parsed.blocks, strict=True):
-            printed = tuple(values[i] for i in used if i < count)  # a token past them: as is
-            keyed = all(type(v) is str or type(v) is WordDiff for v in printed)
-            key = (parsed.source, start, printed)
+            printed = tuple([values[i] for i in used if i < count]) if used else ()
+            keyed = not printed or _KEYS.issuperset(map(type, printed))
+            key = (parsed.source, start, printed)  # a token past the values: printed as is
             made = self._made.get(key) if keyed else None
             if made is None:
                 tokens = tokens or list(parsed.tokens)
