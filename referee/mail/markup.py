@@ -13,6 +13,11 @@ shape of mail; from them come
 
 A word diff (`referee.mail.worddiff`) becomes coloured `<del>`/`<ins>` runs (struck through and
 underlined, so the change shows without colour too) in HTML, and `[-old-]{+new+}` in plain text.
+
+Both parts are made a top-level block at a time (a paragraph, a table, a list), and a block's
+two parts are kept, bounded, by the Markdown's shape and the values it prints: a rule's text,
+the scores and the footer come back in mail after mail (issue 19). Tests hold the parts so made
+to the whole made at once (`tests/test_fast_paths.py`).
 """
 
 from __future__ import annotations
