@@ -74,7 +74,9 @@ def mbox_entry(raw: bytes, at: datetime, sender: str, tail: str = "") -> bytes:
     (`replay.read_mbox`) and every message comes back byte for byte, a `>From ` line of its
     own included."""
     stamp = _utc(at)
-    body = _FROM_LINE.sub(rb">\1", raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"From " in body:  # else nothing to escape: the regex would only copy the bytes
+        body = _FROM_LINE.sub(rb">\1", body)
     if not body.endswith(b"\n"):
         body += b"\n"
     line = f"From {sender} {time.asctime(stamp.timetuple())}{tail}\n"

@@ -4,23 +4,33 @@ A replay proves a result only if it makes the same state, chain and mail as the 
 (213): each short cut taken for speed (issue 19) is held here to the slower code it replaces,
 on the same input. The SQL statements run on SQLite's own connection read exactly the rows
 SQLAlchemy reads (dates, bytes and IN lists included); the multipart body written directly
-is byte for byte the stdlib's MIMEMultipart (107: every reply and notice goes out in it).
+is byte for byte the stdlib's MIMEMultipart (107: every reply and notice goes out in it); the
+HTML part sanitised and the plain part made a block at a time are the whole made at once,
+player text of any kind in them; a template changed on disk is compiled again though compiled
+templates are kept.
 """
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.config import Settings
+from referee.mail.markup import Markup, Parsed, filled, sanitise, to_html, to_plain
 from referee.mail.outgoing import alternative, alternative_by_the_stdlib
+from referee.mail.render import Renderer, templates_folder
+from referee.mail.worddiff import Change, Piece, WordDiff
 from referee.service import Referee
 from referee.store import store as stored
 from referee.store.store import Store, UnitOfWork
 from tests.helpers import ADA, BOB, CARLA, DAY, T0
 from tests.sender_mail import raw_mail
+from tests.test_mail_view import _gallery
 
 TEXTS = [
     ("", ""),
@@ -131,3 +141,97 @@ def test_a_batch_numbers_events_as_the_log_does_even_with_a_unit_inside_another(
         assert numbers == list(range(1, start + 6))
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------ rendering (107, 205)
+
+
+def _whole_sanitised(parsed: Parsed, values: Sequence[object]) -> str:
+    """The long way: the whole fragment filled in, then sanitised by one call of nh3.clean."""
+    return sanitise(filled(parsed.html, values))
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "</p></table></ul><pre>",
+    "<p><table><tr><td>",
+    "a & b &amp; &lt;i&gt; \u00a0 non-breaking",
+    "two\r\nlines\rand\nmore",
+    "\x00 NUL \x1b ESC \x85 NEL \u202e RLO",
+    "<!-- a comment --> <![CDATA[ x ]]>",
+    "\"quoted\" 'single' `back`",
+    "<a href='javascript:alert(1)'>x</a>",
+    "<b><i>misnested</b></i>",
+    "",
+]
+
+SHAPES = [
+    "# zq0qz\n\nzq1qz\n\n| a | zq2qz |\n|---|--:|\n| zq3qz | zq4qz |\n\n- zq5qz\n- **zq6qz**\n",
+    "zq0qz\n\n> zq1qz\n>\n> zq2qz\n\n```\nzq3qz\n```\n\n    zq4qz\n\n---\n\nzq5qz\n",
+    "1. zq0qz\n\n   zq1qz\n2. `zq2qz` *zq3qz*\n\n## zq4qz\n\nzq5qz  \nzq6qz\n",
+    "- a\n  - zq0qz\n    > zq1qz\n\n<p>zq2qz</p>\n\n[zq3qz](https://example.org/zq4qz)\n",
+    "zq0qz\nzq1qz\n\n### zq2qz\n\n#### zq3qz\n\n***zq4qz***\n\nzq5qz zq6qz\n",
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_html_sanitised_a_block_at_a_time_is_the_whole_sanitised(shape: str) -> None:
+    markup = Markup({"Done.": "good"})
+    parsed = markup.parse(shape)
+    assert len(parsed.blocks) > 1 and "".join(parsed.blocks) == parsed.html
+    diff = WordDiff((Piece(Change.DELETED, "<old>"), Piece(Change.INSERTED, "new & \x00")))
+    for start in range(len(HOSTILE)):
+        values: list[object] = [HOSTILE[(start + at) % len(HOSTILE)] for at in range(7)]
+        values[start % 7] = diff
+        long_way = (_whole_sanitised(parsed, values), to_plain(parsed, values))
+        assert to_html(parsed, values) == long_way[0]
+        assert markup.parts(parsed, values) == long_way
+        assert markup.parts(parsed, values) == long_way  # kept, the same
+    others: list[list[object]] = [["x"], [str(diff)] * 7, [diff] * 7]  # "x": the rest missing
+    for values in others:
+        assert markup.parts(parsed, values) == (
+            _whole_sanitised(parsed, values),
+            to_plain(parsed, values),
+        )
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_every_mail_of_a_game_is_made_as_the_long_way_makes_it(
+    language: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every HTML and plain part the gallery's game renders, in each language, made the short
+    way (block by block, cached; HTML by a `Cleaner` made once) is the long way's."""
+    blocks: list[int] = []
+
+    kept = Markup.parts
+
+    def parts(self: Markup, parsed: Parsed, values: Sequence[object]) -> tuple[str, str]:
+        fast = kept(self, parsed, values)
+        assert fast == (_whole_sanitised(parsed, values), to_plain(parsed, values))
+        blocks.append(len(parsed.blocks))
+        return fast
+
+    monkeypatch.setattr(Markup, "parts", parts)
+    _gallery().play(language)
+    assert len(blocks) > 50 and max(blocks) > 10
+
+
+def test_the_multipart_body_is_the_stdlibs_for_every_length() -> None:
+    """The HTML part's base64, cut every 76 characters, at each length around a line's 57."""
+    boundary = "=_nomic_0123456789abcdef01234567"
+    for length in [*range(0, 200), 1_000, 4_321]:
+        html = ("<p>ü</p>" * 700)[:length]
+        assert alternative("t", html, boundary) == alternative_by_the_stdlib("t", html, boundary)
+
+
+def test_a_template_changed_on_disk_is_compiled_again(tmp_path: Path) -> None:
+    """The compiled templates a process keeps are the source's as it reads now."""
+    folder = tmp_path / "templates"
+    shutil.copytree(templates_folder(), folder)
+    context = {"subject": "", "limit": "1 MB"}
+    first = Renderer("en", "UTC", "Nomic", "ref@example.org", folder).render("stranger", context)
+    template = folder / "en" / "stranger.md.j2"
+    template.write_text(template.read_text() + "\nA line added since.\n")
+    again = Renderer("en", "UTC", "Nomic", "ref@example.org", folder).render("stranger", context)
+    assert "A line added since." in again.text and "A line added since." not in first.text
+    assert again.text.startswith(first.text.rstrip("\n"))

@@ -13,6 +13,11 @@ shape of mail; from them come
 
 A word diff (`referee.mail.worddiff`) becomes coloured `<del>`/`<ins>` runs (struck through and
 underlined, so the change shows without colour too) in HTML, and `[-old-]{+new+}` in plain text.
+
+Both parts are made a top-level block at a time (a paragraph, a table, a list), and a block's
+two parts are kept, bounded, by the Markdown's shape and the values it prints: a rule's text,
+the scores and the footer come back in mail after mail (issue 19). Tests hold the parts so made
+to the whole made at once (`tests/test_fast_paths.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import html
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -150,6 +155,17 @@ class Parsed:
 
     tokens: tuple[Token, ...]
     html: str  # with the value tokens still in it
+    source: str = ""  # the Markdown parsed (template output: tokens, never a player's words)
+    # Its top-level blocks (a paragraph, a table, a list, ...): the tokens each spans and the
+    # values it prints, and its HTML (with the line end after it); none when the blocks' HTML
+    # does not make up `html` exactly
+    spans: tuple[tuple[int, int, tuple[int, ...]], ...] = ()
+    blocks: tuple[str, ...] = ()
+
+
+_KEPT = 4_000  # the most characters of values, HTML and text a kept block holds
+_KEYS = frozenset((str, WordDiff))  # the values a kept block may print: equal ones are the same
+Made = tuple[str, tuple[str, ...]]  # a block's sanitised HTML and its plain blocks
 
 
 class Markup:
@@ -162,6 +178,7 @@ class Markup:
     def __init__(self, accents: dict[str, str] | None = None) -> None:
         self._md = _markdown()
         self._cache: dict[str, Parsed] = {}
+        self._made: dict[tuple[str, int, tuple[object, ...]], Made] = {}
         self._accents = {text: ACCENTS[sense] for text, sense in (accents or {}).items()}
 
     def parse(self, marked: str) -> Parsed:
@@ -173,9 +190,69 @@ class Markup:
                 self._cache.clear()
             tokens = self._md.parse(marked)
             _style(tokens, self._accents)
-            parsed = Parsed(tuple(tokens), self._md.renderer.render(tokens, self._md.options, {}))
+            whole = self._md.renderer.render(tokens, self._md.options, {})
+            spans = _spans(tokens)
+            render, options = self._md.renderer.render, self._md.options
+            blocks = tuple(render(tokens[start:end], options, {}) for start, end, _ in spans)
+            if "".join(blocks) != whole:
+                blocks = ()
+            parsed = Parsed(tuple(tokens), whole, marked, spans, blocks)
             self._cache[marked] = parsed
         return parsed
+
+    def parts(self, parsed: Parsed, values: Sequence[object]) -> tuple[str, str]:
+        """`to_html(parsed, values)` and `to_plain(parsed, values)`, a top-level block at a
+        time: a block's HTML and text depend only on the Markdown's shape and the values it
+        prints, and the same block (a rule's text, the scores, the footer) comes back in mail
+        after mail, so each is kept once made (when its values are text or word diffs, whose
+        equality is sameness)."""
+        if not parsed.blocks:
+            return to_html(parsed, values), to_plain(parsed, values)
+        plain = _Plain(values)
+        tokens: list[Token] = []
+        html: list[str] = []
+        text: list[str] = []
+        count = len(values)
+        for (start, end, used), block in zip(parsed.spans, parsed.blocks, strict=True):
+            printed = tuple([values[i] for i in used if i < count]) if used else ()
+            keyed = not printed or _KEYS.issuperset(map(type, printed))
+            key = (parsed.source, start, printed)  # a token past the values: printed as is
+            made = self._made.get(key) if keyed else None
+            if made is None:
+                tokens = tokens or list(parsed.tokens)
+                made = (
+                    sanitised(filled(block, values)),
+                    tuple(plain.blocks(tokens, start, end, WIDTH)),
+                )
+                if keyed and _size(made, printed) <= _KEPT:
+                    if len(self._made) >= 4_096:
+                        self._made.clear()
+                    self._made[key] = made
+            html.append(made[0])
+            text += made[1]
+        return "".join(html), plain.joined(text)
+
+
+def _size(made: Made, printed: tuple[object, ...]) -> int:
+    """The characters a kept block holds: its HTML, its text and the values it prints."""
+    return len(made[0]) + sum(map(len, made[1])) + sum(len(str(v)) for v in printed)
+
+
+def _spans(tokens: list[Token]) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+    """The top-level blocks `_Plain.blocks` goes through, each as the tokens from and to, and
+    the values its tokens' text names (all that `_Plain` prints of a value is in a token's or
+    its children's `content`)."""
+    spans = []
+    index = 0
+    while index < len(tokens):
+        close = _closing(tokens, index)
+        used: set[int] = set()
+        for token in tokens[index : close + 1]:
+            for child in (token, *(token.children or ())):
+                used.update(int(found.group(2)) for found in TOKEN.finditer(child.content))
+        spans.append((index, close + 1, tuple(sorted(used))))
+        index = close + 1
+    return tuple(spans)
 
 
 def _style(tokens: list[Token], accents: dict[str, str]) -> None:
@@ -220,24 +297,71 @@ def _style_one(token: Token) -> None:
 
 
 def to_html(parsed: Parsed, values: Sequence[object]) -> str:
-    """The sanitised HTML fragment: values HTML-escaped, diffs as coloured runs."""
-    parts = re.split(r"(<pre[ >].*?</pre>)", parsed.html, flags=re.S)
+    """The sanitised HTML fragment: values HTML-escaped, diffs as coloured runs.
+
+    Each top-level block is filled in and sanitised on its own (`sanitised`), which is the
+    same as sanitising the whole: a block is well nested (markdown-it's output, every value
+    escaped), so the HTML parser is back in the body with nothing open after each, and nh3's
+    cleaning is node by node (a test holds the two the same). The blocks of one mail (a rule's
+    text, the scores, the footer) come back in mail after mail, and are cleaned once."""
+    return "".join(sanitised(filled(block, values)) for block in parsed.blocks or [parsed.html])
+
+
+def filled(fragment: str, values: Sequence[object]) -> str:
+    """The HTML `fragment` with each value token replaced by its value, HTML-escaped (a word
+    diff as its coloured runs), a line break in it a `<br>` outside `<pre>`."""
+    if "<pre" not in fragment:  # the common case: one part, not in `<pre>`
+        return TOKEN.sub(lambda found: _put(found, values, False), fragment)
+    parts = re.split(r"(<pre[ >].*?</pre>)", fragment, flags=re.S)
     out: list[str] = []
     for part in parts:
         in_pre = part.startswith("<pre")
+        out.append(TOKEN.sub(lambda found, in_pre=in_pre: _put(found, values, in_pre), part))
+    return "".join(out)
 
-        def put(found: re.Match[str], in_pre: bool = in_pre) -> str:
-            index = int(found.group(2))
-            if index >= len(values):
-                return found.group(0)
-            value = values[index]
-            if isinstance(value, WordDiff):
-                return _diff_html(value)
-            escaped = html.escape(str(value), quote=False)
-            return escaped if in_pre else escaped.replace("\n", "<br>\n")
 
-        out.append(TOKEN.sub(put, part))
-    return sanitise("".join(out))
+def _put(found: re.Match[str], values: Sequence[object], in_pre: bool) -> str:
+    """The HTML of the value a token names (a line break a `<br>` outside `<pre>`)."""
+    index = int(found.group(2))
+    if index >= len(values):
+        return found.group(0)
+    value = values[index]
+    if isinstance(value, WordDiff):
+        return _diff_html(value)
+    escaped = html.escape(str(value), quote=False)
+    return escaped if in_pre else escaped.replace("\n", "<br>\n")
+
+
+_CACHED = 8_000  # the longest HTML block kept cleaned: a few megabytes at most in all
+
+
+_SCHEMES = {"mailto", "https", "http"}
+
+
+def _cleaner() -> Callable[[str], str]:
+    """`sanitise` as one nh3 `Cleaner` made once (nh3 0.3), not its allow-lists converted
+    again for every call."""
+    if not hasattr(nh3, "Cleaner"):
+        return sanitise
+    cleaner = nh3.Cleaner(
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        filter_style_properties=_STYLE_PROPERTIES,
+        url_schemes=_SCHEMES,
+    )
+    clean: Callable[[str], str] = cleaner.clean
+    return clean
+
+
+@lru_cache(maxsize=2_048)
+def _sanitised(fragment: str) -> str:
+    return _clean(fragment)
+
+
+def sanitised(fragment: str) -> str:
+    """`sanitise(fragment)`, from a cache keyed by the text itself: a block seen before
+    (a short one) is not cleaned again."""
+    return _sanitised(fragment) if len(fragment) <= _CACHED else _clean(fragment)
 
 
 def sanitise(fragment: str) -> str:
@@ -246,8 +370,11 @@ def sanitise(fragment: str) -> str:
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         filter_style_properties=_STYLE_PROPERTIES,
-        url_schemes={"mailto", "https", "http"},
+        url_schemes=_SCHEMES,
     )
+
+
+_clean = _cleaner()
 
 
 def _diff_html(diff: WordDiff) -> str:
@@ -330,7 +457,10 @@ class _Plain:
         return "".join(out)
 
     def render(self, tokens: list[Token]) -> str:
-        blocks = self.blocks(tokens, 0, len(tokens), WIDTH)
+        return self.joined(self.blocks(tokens, 0, len(tokens), WIDTH))
+
+    def joined(self, blocks: list[str]) -> str:
+        """The plain part of its top-level blocks."""
         text = "\n\n".join(b for b in blocks if b.strip()).replace(_GLUE, " ")
         return "\n".join(line.rstrip() for line in text.splitlines()).strip() + "\n"
 

@@ -16,17 +16,19 @@ on the mail, so a replay makes it again byte for byte.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from email import base64mime, quoprimime
+from email import quoprimime
 from email.charset import QP, Charset
 from email.header import Header
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.policy import compat32
 from email.utils import format_datetime
+from functools import lru_cache
 
 from referee.config import slug as slug  # re-exported: the Message-IDs' game part
 from referee.core.threads import Thread
@@ -99,6 +101,7 @@ _MSG_ID = re.compile(r"<[\x21-\x3b\x3d\x3f-\x7e]{1,900}>")
 LONGEST_VALUE = 400  # characters of a header value taken from a player or the config
 
 
+@lru_cache(maxsize=4_096)  # the same names and subjects come back in mail after mail
 def header_value(text: str, limit: int = LONGEST_VALUE) -> str:
     """The one sanitiser for a header value that comes from a player or the config.
 
@@ -118,6 +121,7 @@ def header_value(text: str, limit: int = LONGEST_VALUE) -> str:
     return Header(cleaned, "utf-8", maxlinelen=76).encode(splitchars=" ", maxlinelen=76)
 
 
+@lru_cache(maxsize=4_096)
 def address_value(name: str, address: str) -> str:
     """`Name <address>` with the name sanitised and encoded; a bad address is not written."""
     if not _ADDRESS_OK.fullmatch(address):
@@ -176,6 +180,7 @@ class Body:
             f'Content-Type: multipart/alternative; boundary="{boundary}"'.encode("ascii")
         ]
         self.payload = alternative(rendered.text, rendered.html, boundary)
+        self.wire = self.payload.replace(b"\n", b"\r\n")  # as `build` sends it, made once
 
 
 def alternative(text: str, html: str, boundary: str) -> bytes:
@@ -187,15 +192,27 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
     marked = html.encode("utf-8")
     parts = (
         ("plain", "quoted-printable", quoprimime.body_encode(plain.decode("latin-1"))),
-        ("html", "base64", base64mime.body_encode(marked) if marked else ""),
+        ("html", "base64", _base64_lines(marked)),
     )
     out = []
     for subtype, encoding, payload in parts:
+        if "\r" in payload:  # the generator makes each line end `\n` (both encoders do already)
+            payload = "\n".join(_NEWLINE.split(payload))
         out.append(
             f'--{boundary}\nContent-Type: text/{subtype}; charset="utf-8"\nMIME-Version: 1.0\n'
-            f"Content-Transfer-Encoding: {encoding}\n\n" + "\n".join(_NEWLINE.split(payload))
+            f"Content-Transfer-Encoding: {encoding}\n\n" + payload
         )
     return ("\n".join(out) + f"\n--{boundary}--\n").encode("ascii")
+
+
+def _base64_lines(data: bytes) -> str:
+    """`base64mime.body_encode(data)`: lines of 76 characters, each ending in a newline. The
+    stdlib encodes 57 bytes at a time; 57 being a multiple of 3, the whole encoded at once and
+    cut every 76 characters is the same text, made without a Python loop over each line."""
+    if not data:
+        return ""
+    encoded = binascii.b2a_base64(data, newline=False).decode("ascii")
+    return "\n".join([encoded[at : at + 76] for at in range(0, len(encoded), 76)]) + "\n"
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")  # the generator's own (email.generator.NLCRE)
@@ -249,9 +266,10 @@ def build(
     rendered: Rendered | Body, envelope: Envelope, attachments: tuple[Attachment, ...] = ()
 ) -> bytes:
     body = rendered if isinstance(rendered, Body) else Body(rendered, envelope.message_id)
-    content_headers, payload = body.content_headers, body.payload
+    content_headers, wire = body.content_headers, body.wire
     if attachments:
         content_headers, payload = _mixed(body, attachments, envelope.message_id)
+        wire = payload.replace(b"\n", b"\r\n")
     headers = [
         ("From", address_value(envelope.from_name or envelope.game, envelope.address)),
         ("To", address_value(envelope.recipient_name, envelope.recipient)),
@@ -278,6 +296,4 @@ def build(
         f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
         for name, value in headers
     ]
-    return b"\r\n".join(
-        [*lines, CHAIN_PENDING, *content_headers, b"", payload.replace(b"\n", b"\r\n")]
-    )
+    return b"\r\n".join([*lines, CHAIN_PENDING, *content_headers, b"", wire])

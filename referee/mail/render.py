@@ -14,10 +14,11 @@ the game's language and time zone, so an Italian mail says "martedì 1 dicembre 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import CodeType
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,7 +30,7 @@ from referee.core.events import QueryKind
 from referee.core.printable import printable, printable_data
 from referee.mail.commands import help_rows, match
 from referee.mail.markup import Markup as MailMarkup
-from referee.mail.markup import page, to_html, to_plain
+from referee.mail.markup import page
 from referee.mail.relay import Relay
 from referee.mail.worddiff import Change, Piece, WordDiff, word_diff
 from referee.resources import data_folder
@@ -124,7 +125,7 @@ class Renderer:
     def _environment(
         self, loader: jinja2.BaseLoader, autoescape: bool, finalize: Callable[[Any], Any]
     ) -> jinja2.Environment:
-        env = jinja2.Environment(
+        env = _Environment(
             loader=loader,
             autoescape=autoescape,
             undefined=jinja2.StrictUndefined,
@@ -133,6 +134,7 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
             auto_reload=False,  # templates never change under a running referee: no stat per mail
+            bytecode_cache=_COMPILED[autoescape],
         )
         env.filters["when"] = self.when
         env.filters["instant"] = self.instant
@@ -226,15 +228,17 @@ class Renderer:
         """The template `<language>/<kind>.md.j2`: first line the subject, then the body."""
         name = self.template_name(kind)
         self._cites = context.get("cites") or {}
-        context = printable_data(dict(context))  # the text as written, its controls made visible
+        # The text as written, its controls made visible; not the citations, which templates
+        # read only through `cite` (the mail it writes is made printable as a whole, below)
+        context = printable_data({k: v for k, v in context.items() if k != "cites"})
         subject = _subject(self._plain.get_template(name + _SUBJECT).render(**context))
         self._tokens.values = []
         marked = self._marked.get_template(name + _BODY).render(**context)
         values = list(self._tokens.values)
         parsed = self._markup.parse(marked)
-        fragment = to_html(parsed, values)
+        fragment, text = self._markup.parts(parsed, values)
         html = page(fragment, self.language, subject, self.game)
-        return Rendered(printable(subject), printable(to_plain(parsed, values)), printable(html))
+        return Rendered(printable(subject), printable(text), printable(html))
 
 
 def load_words(root: Path, language: str) -> dict[str, dict[str, str]]:
@@ -271,6 +275,48 @@ class _SplitLoader(jinja2.BaseLoader):
         if part == _SUBJECT:
             return first.removeprefix("Subject:").strip(), filename, uptodate
         return "\n" + rest, filename, uptodate
+
+
+class _Environment(jinja2.Environment):
+    """Jinja's environment, each template's globals one dict rather than a ChainMap over the
+    environment's: a renderer sets its globals before it loads any template and never after,
+    so the two hold the same; the dict is read in C for each mail's context."""
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        return {**self.globals, **(d or {})}
+
+
+class _Compiled(jinja2.BytecodeCache):
+    """The templates compiled once in a process, for every Referee (a replay, a test, each
+    game of a service): Python code compiled from a template's source, kept in memory.
+
+    One cache serves environments made alike (`Renderer._environment`, with or without
+    autoescape: the code differs), so the code depends only on the template's name, file and
+    source; Jinja keys a template by its name and file, and gives its code back only when the
+    SHA-1 of the source it is loading now is the one it was compiled from."""
+
+    LIMIT = 1_024  # templates kept, beyond any one folder's (a test's own folders come and go)
+
+    def __init__(self) -> None:
+        self._codes: dict[str, tuple[str, CodeType]] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        kept = self._codes.get(bucket.key)
+        if kept is not None and kept[0] == bucket.checksum:
+            bucket.code = kept[1]
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is None:
+            return
+        if len(self._codes) >= self.LIMIT:
+            self._codes.clear()
+        self._codes[bucket.key] = (bucket.checksum, bucket.code)
+
+    def clear(self) -> None:
+        self._codes.clear()
+
+
+_COMPILED = {True: _Compiled(), False: _Compiled()}  # by autoescape
 
 
 def _plain_finalize(value: Any) -> Any:
