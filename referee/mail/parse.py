@@ -30,6 +30,7 @@ from email.message import Message
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
 from html.parser import HTMLParser
+from typing import Any
 
 import nh3
 
@@ -110,7 +111,7 @@ class InboundMail:
         """The Message-ID when it can be written into a reply's headers, else ""."""
         return self.message_id if _MSG_ID.fullmatch(self.message_id) else ""
 
-    @property
+    @functools.cached_property
     def dedupe_key(self) -> str:
         """What makes this mail this mail, for its sender: a signed mail is its signature (the
         same signature resent, under any Message-ID, with its body's spaces changed as DKIM's
@@ -120,7 +121,7 @@ class InboundMail:
             return dedupe_key(self.sender, "dkim:" + self.signature, "")
         return dedupe_key(self.sender, self.message_id, self.body_digest)
 
-    @property
+    @functools.cached_property
     def dedupe_keys(self) -> tuple[str, ...]:
         """Every key this mail may have been recorded under: its own, its Message-ID with its
         body (signed or not), the raw body's (before 0.2) and the Message-ID alone (0002)."""
@@ -141,6 +142,38 @@ def dedupe_key(sender: str, message_id: str, body_digest: str) -> str:
 _PARSER = BytesParser(policy=policy.compat32)  # lenient and fast; headers decoded below
 
 
+class Headers:
+    """A message's headers read once, in one pass: each name's (name, value) pairs in order,
+    as the stdlib's `Message.get` and `get_all` would find them, and each decoded text once
+    (a mail's headers were scanned some twenty times, a quarter of reading it)."""
+
+    def __init__(self, message: Message) -> None:
+        self.fetch = message.policy.header_fetch_parse
+        self.items = list(message.raw_items())
+        self.named: dict[str, list[tuple[str, Any]]] = {}
+        for name, value in self.items:
+            self.named.setdefault(name.lower(), []).append((name, value))
+        self._texts: dict[str, str] = {}
+
+    def first(self, name: str) -> Any:
+        """The first header of that name as `Message.get` gives it (None: there is none)."""
+        found = self.named.get(name.lower())
+        return self.fetch(*found[0]) if found else None
+
+    def every(self, name: str) -> list[Any]:
+        """Every header of that name, in order, as `Message.get_all` gives them."""
+        return [self.fetch(key, value) for key, value in self.named.get(name.lower(), ())]
+
+    def text(self, name: str) -> str:
+        """A header's text with RFC 2047 words decoded; a malformed one is kept as written."""
+        known = self._texts.get(name)
+        if known is None:
+            found = self.named.get(name.lower())
+            known = _decoded(self.fetch(*found[0])) if found else ""
+            self._texts[name] = known
+        return known
+
+
 def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
     """The facts of a message; `headers_only` for mail too large to read (its body is empty).
 
@@ -152,39 +185,58 @@ def parse_message(raw: bytes, headers_only: bool = False) -> InboundMail:
     size = len(raw)
     raw = line_form(raw) + b"\n"
     message = _PARSER.parsebytes(raw, headersonly=True) if headers_only else _PARSER.parsebytes(raw)
-    sender_name, sender, problem = sender_of(message)
-    twice = duplicated(message)
-    texts = Texts("") if headers_only else _texts(message)
+    heads = Headers(message)
+    sender_name, sender, problem = sender_of(heads)
+    twice = duplicated(heads)
+    kind = message.get_content_type()
+    texts = Texts("") if headers_only else _texts(message, kind)
+    recipients, written_to, copied = _recipients(heads)
+    body = _raw_body(raw)  # its line ends are "\n" already (the line form)
     return InboundMail(
-        message_id=_message_id(message, raw),
+        message_id=_message_id(heads, raw),
         sender=sender,
         sender_name=sender_name,
-        subject="" if "Subject" in twice else _header(message, "Subject"),
-        date=_date(message),
+        subject="" if "Subject" in twice else heads.text("Subject"),
+        date=_date(heads),
         body=texts.body,
         shown=texts.shown,
         attached=texts.attached,
-        in_reply_to=_first_id(_header(message, "In-Reply-To")),
-        references=tuple(_MSG_ID.findall(_header(message, "References"))),
-        automatic=_automatic(message),
-        bounce=_bounce(message, sender),
+        in_reply_to=_first_id(heads.text("In-Reply-To")),
+        references=tuple(_MSG_ID.findall(heads.text("References"))),
+        automatic=_automatic(heads),
+        bounce=_bounce(heads, kind, sender),
         size=size,
         sender_problem=problem,
         duplicated=twice,
-        body_digest=body_digest(raw),
-        raw_body_digest=raw_body_digest(raw),
-        signature=signature_of(message),
-        recipients=recipients_of(message),
-        longest_header=longest_header(message),
-        written_to=recipients_of(message, ("to",)),
-        copied=recipients_of(message, ("cc",)),
+        body_digest=_relaxed_digest(body),
+        raw_body_digest=hashlib.sha256(body.rstrip()).hexdigest(),
+        signature=signature_of(heads),
+        recipients=recipients,
+        longest_header=longest_header(heads),
+        written_to=written_to,
+        copied=copied,
     )
 
 
-def recipients_of(message: Message, names: tuple[str, ...] = ("to", "cc")) -> tuple[str, ...]:
-    """Every address in To and Cc, parsed with the stdlib (encoded words never make one)."""
+def _recipients(heads: Headers) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Every address in To and Cc in the order of their headers, then those in To, those in
+    Cc: parsed with the stdlib (encoded words never make one)."""
+    every: list[str] = []
+    written: list[str] = []
+    copied: list[str] = []
+    for name, value in heads.items:
+        lower = name.lower()
+        if lower == "to" or lower == "cc":
+            found = _addresses(lower, str(value))
+            every.extend(found)
+            (written if lower == "to" else copied).extend(found)
+    return tuple(every), tuple(written), tuple(copied)
+
+
+def recipients_of(heads: Headers, names: tuple[str, ...] = ("to", "cc")) -> tuple[str, ...]:
+    """Every address in those headers (To and Cc), parsed with the stdlib."""
     found: list[str] = []
-    for name, value in message.raw_items():
+    for name, value in heads.items:
         if name.lower() in names:
             found.extend(_addresses(name.lower(), str(value)))
     return tuple(found)
@@ -205,17 +257,20 @@ def _addresses(name: str, value: str) -> tuple[str, ...]:
 # Headers the referee reads or quotes back whose length it bounds (`[limits] max_header_chars`);
 # Message-ID and References may be any length (only their well-formed ids are used).
 MEASURED = ("Subject", "From", "Sender", "To", "Cc", "Date")
+_MEASURED = {name.lower(): name for name in MEASURED}
+_FOLD = re.compile(r"\r?\n(?=[ \t])")
 
 
-def longest_header(message: Message) -> tuple[str, int]:
+def longest_header(heads: Headers) -> tuple[str, int]:
     """The longest of the MEASURED headers, unfolded, as (its name, its length in characters)."""
     longest = ("", 0)
-    wanted = {name.lower(): name for name in MEASURED}
-    for name, value in message.raw_items():
-        if name.lower() in wanted:
-            length = len(re.sub(r"\r?\n(?=[ \t])", "", str(value)))
+    for name, value in heads.items:
+        measured = _MEASURED.get(name.lower())
+        if measured is not None:
+            text = str(value)
+            length = len(_FOLD.sub("", text)) if "\n" in text else len(text)
             if length > longest[1]:
-                longest = (wanted[name.lower()], length)
+                longest = (measured, length)
     return longest
 
 
@@ -232,9 +287,17 @@ def body_digest(raw: bytes) -> str:
     spaces and tabs are one space, none at a line's end, no empty lines at the end), so a
     redelivery through another path, or a resend whose spaces were changed under an intact
     signature, is still the same mail."""
-    lines = _raw_body(raw).replace(b"\r\n", b"\n").split(b"\n")
-    canonical = b"\n".join(_WSP_RUN.sub(b" ", line).rstrip(b" ") for line in lines).rstrip(b"\n")
-    return hashlib.sha256(canonical).hexdigest()
+    return _relaxed_digest(_raw_body(raw).replace(b"\r\n", b"\n"))
+
+
+def _relaxed_digest(body: bytes) -> str:
+    """`body_digest` of a body whose line ends are already "\\n": in a few passes over the
+    whole body rather than one per line (runs never cross a line end, so each run is one
+    space and at most one space ends each line)."""
+    canonical = _WSP_RUN.sub(b" ", body).replace(b" \n", b"\n")
+    if canonical.endswith(b" "):
+        canonical = canonical[:-1]
+    return hashlib.sha256(canonical.rstrip(b"\n")).hexdigest()
 
 
 def raw_body_digest(raw: bytes) -> str:
@@ -245,10 +308,10 @@ def raw_body_digest(raw: bytes) -> str:
 _B_TAG = re.compile(r"(?:^|;)\s*b\s*=([^;]*)", re.S)
 
 
-def signature_of(message: Message) -> str:
+def signature_of(heads: Headers) -> str:
     """The `b=` value of the mail's first DKIM-Signature, its spaces removed ("" if none):
     a signature names one signed mail; resent, it is the same mail."""
-    for value in message.get_all("DKIM-Signature", []):
+    for value in heads.every("DKIM-Signature"):
         found = _B_TAG.search(str(value))
         if found:
             b_value = re.sub(r"\s+", "", found.group(1))
@@ -257,11 +320,9 @@ def signature_of(message: Message) -> str:
     return ""
 
 
-def duplicated(message: Message) -> tuple[str, ...]:
-    counts: dict[str, int] = {}
-    for name in message:
-        counts[name.lower()] = counts.get(name.lower(), 0) + 1
-    return tuple(name for name in SINGULAR if counts.get(name.lower(), 0) > 1)
+def duplicated(heads: Headers) -> tuple[str, ...]:
+    """The SINGULAR headers that appear more than once."""
+    return tuple(name for name in SINGULAR if len(heads.named.get(name.lower(), ())) > 1)
 
 
 def _first_id(text: str) -> str:
@@ -269,9 +330,9 @@ def _first_id(text: str) -> str:
     return found.group(0) if found else ""
 
 
-def _header(message: Message, name: str) -> str:
-    """A header's text with RFC 2047 words decoded; a malformed one is kept as written."""
-    value = message.get(name)
+def _decoded(value: Any) -> str:
+    """A header's text (as `Message.get` gives it) with RFC 2047 words decoded; a malformed
+    one is kept as written; "" for no header."""
     if value is None:
         return ""
     if isinstance(value, Header):  # raw 8-bit bytes in a header (RFC 6532)
@@ -298,8 +359,8 @@ def _eight_bit(part: bytes | str, charset: str | None) -> str:
         return part.decode("latin-1")
 
 
-def _message_id(message: Message, raw: bytes) -> str:
-    text = _header(message, "Message-ID").strip()
+def _message_id(heads: Headers, raw: bytes) -> str:
+    text = heads.text("Message-ID").strip()
     if text:
         found = _MSG_ID.search(text)
         return found.group(0) if found else text  # any other form is kept as written
@@ -311,13 +372,13 @@ _REFUSED_DEFECTS = (InvalidHeaderDefect, ObsoleteHeaderDefect, NonPrintableDefec
 _ADDRESS = re.compile(r"[!#-'*+/-9=?A-Z^-~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
-def sender_of(message: Message) -> tuple[str, str, str]:
+def sender_of(heads: Headers) -> tuple[str, str, str]:
     """(display name, address, problem): the one mailbox in From, parsed before decoding.
 
     The raw header goes to the stdlib's RFC 5322 parser (policy.default), which decodes an
     encoded word only inside a display name, where it can never become the address.
     """
-    raws = [value for name, value in message.raw_items() if name.lower() == "from"]
+    raws = [value for _, value in heads.named.get("from", ())]
     if not raws:
         return "", "", "no From header"
     if len(raws) > 1:
@@ -349,8 +410,8 @@ def _sender(value: str) -> tuple[str, str, str]:
     return " ".join(name.split()), spec.lower(), ""
 
 
-def _date(message: Message) -> datetime | None:
-    value = _header(message, "Date")
+def _date(heads: Headers) -> datetime | None:
+    value = heads.text("Date")
     if not value:
         return None
     try:
@@ -362,35 +423,56 @@ def _date(message: Message) -> datetime | None:
     return parsed
 
 
-def _automatic(message: Message) -> bool:
-    auto = _header(message, "Auto-Submitted").lower()
+def _automatic(heads: Headers) -> bool:
+    auto = heads.text("Auto-Submitted").lower()
     if auto and auto != "no":
         return True
-    if _header(message, "Precedence").lower() in ("bulk", "junk", "list", "auto_reply"):
+    if heads.text("Precedence").lower() in ("bulk", "junk", "list", "auto_reply"):
         return True
-    if any(_header(message, name) for name in _AUTO_HEADERS):
+    if any(heads.text(name) for name in _AUTO_HEADERS if name.lower() in heads.named):
         return True
-    return _AUTO_SUBJECT.match(_header(message, "Subject")) is not None
+    return _AUTO_SUBJECT.match(heads.text("Subject")) is not None
 
 
-def _bounce(message: Message, sender: str) -> bool:
-    if message.get_content_type() == "multipart/report":
+def _bounce(heads: Headers, kind: str, sender: str) -> bool:
+    """A delivery report (`kind`: the message's content type) or a daemon's mail."""
+    if kind == "multipart/report":
         return True
     local = sender.split("@")[0]
     if local in ("mailer-daemon", "postmaster"):
         return True
-    return _header(message, "Return-Path").strip() == "<>"
+    return heads.text("Return-Path").strip() == "<>"
 
 
 def _decode(part: Message) -> str:
     payload = part.get_payload(decode=True)
     if not isinstance(payload, bytes):
         return ""
-    charset = part.get_content_charset() or "utf-8"
+    charset = _charset(part) or "utf-8"
     try:
         return payload.decode(charset, errors="replace")
     except LookupError:  # a charset Python does not know
         return payload.decode("utf-8", errors="replace")
+
+
+_KEPT = 1000  # characters: a Content-Type longer than this is read afresh, never kept
+
+
+def _charset(part: Message) -> str | None:
+    """`part.get_content_charset()`: it reads the first Content-Type alone, and a game's mail
+    carries the same few over and over, so each one's parameters are parsed once."""
+    value = part.get("content-type")
+    if isinstance(value, str) and len(value) <= _KEPT:
+        return _charset_of(value)
+    return part.get_content_charset()
+
+
+@functools.lru_cache(maxsize=256)
+def _charset_of(content_type: str) -> str | None:
+    alone = Message()
+    alone["Content-Type"] = content_type
+    found: str | None = alone.get_content_charset()
+    return found
 
 
 @dataclass(frozen=True)
@@ -403,28 +485,31 @@ class Texts:
     attached: str = ""
 
 
-def _read(part: Message, attached: list[Message]) -> tuple[str | None, str | None]:
+def _read(
+    part: Message, attached: list[Message], kind: str | None = None
+) -> tuple[str | None, str | None]:
     """(the plain text, the text a reader sees of the HTML) of a part; either may be None.
 
     multipart/alternative gives one branch of each kind; any other multipart (mixed, related,
     signed) joins its parts in order, as a client shows them (Apple Mail puts the sender's
     text before and after an attachment). An attached message (message/rfc822, a forward)
-    goes to `attached`: nothing in it is the sender's own text.
+    goes to `attached`: nothing in it is the sender's own text. `kind`: the part's content
+    type, when the caller has it.
     """
-    if part.get_content_maintype() == "message":
+    kind = kind or part.get_content_type()
+    if kind.split("/")[0] == "message":
         attached.append(part)
         return None, None
     if not part.is_multipart():
         if part.get_content_disposition() == "attachment":
             return None, None
-        kind = part.get_content_type()
         if kind == "text/plain":
             return _decode(part), None
         if kind == "text/html":
             return None, html_to_text(_decode(part))
         return None, None
     read = [_read(sub, attached) for sub in part.get_payload() if isinstance(sub, Message)]
-    if part.get_content_type() == "multipart/alternative":
+    if kind == "multipart/alternative":
         plain = next((p for p, _ in read if p is not None and p.strip()), None)
         shown = next((s for _, s in read if s is not None), None)
         return plain, shown
@@ -438,9 +523,9 @@ def _read(part: Message, attached: list[Message]) -> tuple[str | None, str | Non
     )
 
 
-def _texts(message: Message) -> Texts:
+def _texts(message: Message, kind: str | None = None) -> Texts:
     attached: list[Message] = []
-    plain, shown = _read(message, attached)
+    plain, shown = _read(message, attached, kind)
     forwarded = "\n".join(_attached_text(m) for m in attached).strip()
     if plain is not None and plain.strip():
         return Texts(plain, shown, forwarded)
