@@ -102,6 +102,8 @@ class CommandSpec:
 
 def fold(word: str) -> str:
     """Upper case without accents, so 'sì', 'SÌ' and 'si' are one word."""
+    if word.isascii():  # no accents, and NFKD leaves ASCII as it is: most words a mail holds
+        return word.upper()
     decomposed = unicodedata.normalize("NFKD", word)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).upper()
 
