@@ -256,6 +256,12 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"[^\W_]+", fold(text)))
 
 
+@functools.lru_cache(maxsize=256)
+def _name_words(names: tuple[str, ...]) -> frozenset[str]:
+    """The words of players' names as `_words` reads them: the same few names every mail."""
+    return frozenset(w for name in names for w in _words(name))
+
+
 def _phrases(table: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[str, ...]]]:
     """Every phrase of a table in both languages, as words, by its first word, longest first."""
     found: dict[str, list[tuple[str, ...]]] = {}
@@ -302,8 +308,8 @@ def _courtesy(line: str, mine: frozenset[str], theirs: frozenset[str]) -> bool:
 def courtesy(line: str, own: Collection[str] = (), others: Collection[str] = ()) -> bool:
     """Whether a line only greets, signs off or names a player (`own`: the sender's names;
     `others`: the other players'): never the words a reply quotes as the mail's."""
-    mine = frozenset(w for name in own for w in _words(name))
-    return _courtesy(line, mine, mine | {w for name in others for w in _words(name)})
+    mine = _name_words(tuple(own))
+    return _courtesy(line, mine, mine | _name_words(tuple(others)))
 
 
 def _block_end(ends: list[int], index: int, meant: str, used: set[int]) -> int:
@@ -367,8 +373,8 @@ def hints(
     for first, last in taken:
         used.update(range(first, last))
     found: list[Hint] = []
-    mine = frozenset(w for name in own for w in _words(name))
-    theirs = mine | {w for name in others for w in _words(name)}
+    mine = _name_words(tuple(own))
+    theirs = mine | _name_words(tuple(others))
     lines = text.split("\n")
     ends = [at for at, line in enumerate(lines) if fold(line.strip()) in END_WORDS]
     signature = _closing_block(lines, used)
