@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
 from referee.config import Settings
@@ -23,7 +23,7 @@ from referee.core.events import Outcome, Reason
 from referee.core.model import GameState
 from referee.mail.auth import Authentication, DnsLookup, authenticate, signed_headers
 from referee.mail.parse import InboundMail
-from referee.store.store import UNBELIEVED, UnitOfWork
+from referee.store.store import UNBELIEVED, SenderDay, UnitOfWork
 from referee.store.tables import InboundStatus
 
 
@@ -47,6 +47,15 @@ class Intake:
     oversized: bool  # only the head was read
     # The verdict intake recorded for this very message (replay, verify): keys leave the DNS
     recorded: Authentication | None = None
+    _today: list[SenderDay] = field(default_factory=list, compare=False, repr=False)
+
+    def today(self, work: UnitOfWork) -> SenderDay:
+        """The sender's mail and commands so far on this mail's day, asked of the store once:
+        `daily_allowance` and then the reading of the mail both need them, and nothing is
+        recorded in between."""
+        if not self._today:
+            self._today.append(work.sender_today(self.mail.sender, self.at))
+        return self._today[0]
 
 
 @dataclass(frozen=True)
@@ -186,7 +195,7 @@ def one_game(intake: Intake, work: UnitOfWork) -> Verdict | None:
 def daily_allowance(intake: Intake, work: UnitOfWork) -> Verdict | None:
     """The player's mail and commands today, counting only mail shown to be his."""
     limits = intake.settings.limits
-    today = work.sender_today(intake.mail.sender, intake.at)
+    today = intake.today(work)
     upto = datetime.combine(intake.at.astimezone(UTC).date(), time(), tzinfo=UTC) + timedelta(1)
     if today.mails >= limits.mails_per_day:
         over = outcomes.DailyLimit(what="mails", limit=limits.mails_per_day, next=upto)

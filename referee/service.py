@@ -454,7 +454,7 @@ class Referee:
             if verdict.check == "automatic" and mail.bounce:
                 return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
-        today = work.sender_today(mail.sender, at)
+        today = intake.today(work)  # as `daily_allowance` found it
         parsed = parse_commands(
             mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
         )
@@ -1477,6 +1477,8 @@ def _dedupe_key(raw: bytes) -> str:
 
 def _shown(message_id: str) -> str:
     """A Message-ID fit for one log line: printable and short."""
+    if len(message_id) <= 200 and message_id.isprintable():
+        return message_id  # as nearly every one is: nothing to replace, nothing to cut
     cleaned = "".join(c if c.isprintable() else "?" for c in message_id[:200])
     return cleaned + ("..." if len(message_id) > 200 else "")
 
