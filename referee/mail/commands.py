@@ -900,12 +900,17 @@ def torn(
 
 
 _QUOTE_MARKS = re.compile(r"^[\s>]+")
+# Any line an ASCII text holds that reads as END or FINE once its quote marks are cut: where
+# there is none, no history ends a text (a prefilter; any other text is read line by line).
+_END_ANYWHERE = re.compile(r"(?:\A|[\r\n])[\s>]*(?:END|FINE)\s*(?:[\r\n]|\Z)", re.I)
 
 
 def ends_in_history(body: str, own_words: str) -> bool:
     """Whether the history that follows the player's own words in `body` (the quoted mail,
     or what was taken for it) holds an END line before any command whose text runs to END:
     the END of a text the player began, cut off where the history was found to begin."""
+    if body.isascii() and _END_ANYWHERE.search(body) is None:
+        return False  # no END line at all, as in most mail
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     at = 0
     for mine in own_words.split("\n"):  # the own words are the body's lines, in order
