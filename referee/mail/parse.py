@@ -320,9 +320,12 @@ def signature_of(heads: Headers) -> str:
     return ""
 
 
+_SINGULAR = tuple((name, name.lower()) for name in SINGULAR)
+
+
 def duplicated(heads: Headers) -> tuple[str, ...]:
     """The SINGULAR headers that appear more than once."""
-    return tuple(name for name in SINGULAR if len(heads.named.get(name.lower(), ())) > 1)
+    return tuple(name for name, lower in _SINGULAR if len(heads.named.get(lower, ())) > 1)
 
 
 def _first_id(text: str) -> str:
