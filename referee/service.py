@@ -493,7 +493,8 @@ class Referee:
         items: list[dict[str, Any]] = []
         facts: list[dict[str, Any]] = []  # the decisions, kept for an APPEAL in reply (212)
         effects: list[Effect] = []
-        echoes = self._echoes(mail, state) if parsed else frozenset()
+        # a mail that answers no mail quotes none of the referee's (no thread to look up)
+        echoes = self._echoes(mail, state) if parsed and _answers(mail) else frozenset()
         queued = 1  # the reply
         archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
         questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
@@ -928,7 +929,11 @@ class Referee:
         there is about that proposal. Outside a thread every such line is quoted back but a
         greeting, a sign-off or the sender's own name."""
         game = self.settings.game
-        thread = debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
+        thread = (
+            debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
+            if _answers(mail)
+            else None  # a mail that answers no mail talks in no thread
+        )
         in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
         number = thread.number if thread is not None and in_proposal else None
         hinted: list[Hint] = []
@@ -1473,6 +1478,12 @@ def _dedupe_key(raw: bytes) -> str:
         return parse_message(raw, headers_only=True).dedupe_key
     except Exception:  # a link's bytes were read once; nothing to match if they no longer are
         return ""
+
+
+def _answers(mail: InboundMail) -> bool:
+    """Whether the mail names a mail it answers (In-Reply-To or References): else it is in
+    no thread of the game's, and no thread need be looked for."""
+    return bool(mail.in_reply_to or mail.references)
 
 
 def _shown(message_id: str) -> str:
