@@ -902,7 +902,11 @@ def torn(
 _QUOTE_MARKS = re.compile(r"^[\s>]+")
 # Any line an ASCII text holds that reads as END or FINE once its quote marks are cut: where
 # there is none, no history ends a text (a prefilter; any other text is read line by line).
-_END_ANYWHERE = re.compile(r"(?:\A|[\r\n])[\s>]*(?:END|FINE)\s*(?:[\r\n]|\Z)", re.I)
+# Its runs never cross a line end (ASCII's other spaces are named), so it is linear in the
+# text: a hostile body of a million newlines or `>` is one pass.
+_END_ANYWHERE = re.compile(
+    r"(?:\A|[\r\n])[\t\x0b\x0c\x1c-\x1f >]*(?:END|FINE)[\t\x0b\x0c\x1c-\x1f ]*(?:[\r\n]|\Z)", re.I
+)
 
 
 def ends_in_history(body: str, own_words: str) -> bool:
