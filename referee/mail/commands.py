@@ -915,6 +915,11 @@ def ends_in_history(body: str, own_words: str) -> bool:
     the END of a text the player began, cut off where the history was found to begin."""
     if body.isascii() and _END_ANYWHERE.search(body) is None:
         return False  # no END line at all, as in most mail
+    return _history_ends(body, own_words)
+
+
+def _history_ends(body: str, own_words: str) -> bool:
+    """`ends_in_history` read line by line, with no prefilter."""
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     at = 0
     for mine in own_words.split("\n"):  # the own words are the body's lines, in order

@@ -452,8 +452,15 @@ def quoted_history_starts(lines: Sequence[str], index: int) -> bool:
 
 def _other_history_starts(lines: Sequence[str], index: int) -> bool:
     """Whether a separator, a footer or a header block begins at this line."""
+    if not _MAYBE_HISTORY.search(lines[index]):
+        return False  # none of the checks below can take it
+    return _history_starts_exactly(lines, index)
+
+
+def _history_starts_exactly(lines: Sequence[str], index: int) -> bool:
+    """`_other_history_starts` with no prefilter: each check in turn."""
     line = lines[index]
-    if not line.strip() or len(line) > LONGEST or not _MAYBE_HISTORY.search(line):
+    if not line.strip() or len(line) > LONGEST:
         return False
     if any(p.match(line) for p in _SEPARATORS) or _FOOTERS.match(line):
         return True
