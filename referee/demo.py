@@ -104,6 +104,11 @@ def prepare(folder: Path) -> None:
             raise DemoError(
                 f"{folder} is not empty and holds no demo; give another: nomic-referee demo FOLDER"
             )
+        if not _still_the_demo(config):
+            raise DemoError(
+                f"{config} was made by the demo but now names another game or other players: "
+                "it is left as it is; give another folder: nomic-referee demo FOLDER"
+            )
         for name in MADE:
             path = folder / name
             if path.is_dir():
@@ -111,6 +116,23 @@ def prepare(folder: Path) -> None:
             elif path.exists():
                 path.unlink()
     folder.mkdir(parents=True, exist_ok=True)
+
+
+DEMO_NAMES = ("Nomic demo", "Nomic di prova")
+
+
+def _still_the_demo(config: Path) -> bool:
+    """Whether a config the demo wrote still holds the demo's game: its name and its players
+    unchanged. A config copied from the demo and made a real game keeps the demo's first line,
+    and its database and mail are never the demo's to clear."""
+    try:
+        settings = load_settings(config)
+    except Exception:  # whatever it now holds, it is not the demo's config as written
+        return False
+    demo_players = sorted(p.email for p in SAMPLE_PLAYERS)
+    return settings.game.name in DEMO_NAMES and (
+        sorted(p.email for p in settings.players) == demo_players
+    )
 
 
 SUBJECTS = {
@@ -176,7 +198,7 @@ def play(folder: Path, language: str, echo: Echo) -> None:
     prepare(folder)
     start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=30)
     config = folder / "game.toml"
-    name = "Nomic demo" if language == "en" else "Nomic di prova"
+    name = DEMO_NAMES[0] if language == "en" else DEMO_NAMES[1]
     archive = 'archive = "archive"  # one file per rule, with its history (rule 213)\n'
     config.write_text(
         starter_config(name, language, SAMPLE_PLAYERS, start, HEADLINE, archive),
@@ -226,4 +248,7 @@ def _epilogue(
     echo(f"  mutt -f {sent}     (or any mail client that opens a Maildir)")
     echo(f"  {folder / 'archive'}/     one file per rule, with its history")
     echo(f"  {folder / 'maildir'}/.Processed/     the players' mail, as the referee took it")
-    echo(f"A real game: edit {config} (players, address, [imap]/[smtp]) and see the README.")
+    echo(
+        f"A real game: copy {config} to a folder of its own, edit it (name, players, address,"
+        " [imap]/[smtp]) and see the README."
+    )

@@ -400,3 +400,19 @@ def test_demo_never_overwrites_a_folder_that_is_not_a_demo(tmp_path: Path) -> No
     assert "not empty" in one_line_error(cli("demo", tmp_path))
     assert (tmp_path / "notes.txt").read_text() == "mine"
     assert "--language" in one_line_error(cli("demo", tmp_path / "x", "--language", "fr"))
+
+
+def test_demo_never_clears_a_game_made_from_its_config(tmp_path: Path) -> None:
+    """A demo's game.toml copied in place and made a real game (another name, its players)
+    keeps the demo's first line; the demo run again there refuses and leaves it whole
+    (new-user review: it wiped the game's database and mail)."""
+    folder = tmp_path / "g2"
+    assert cli("demo", folder).returncode == 0
+    config = folder / "game.toml"
+    text = config.read_text(encoding="utf-8").replace('name = "Nomic demo"', 'name = "Game Two"')
+    config.write_text(text, encoding="utf-8")
+    (folder / "nomic.db").write_bytes(b"my game")
+    refused = one_line_error(cli("demo", folder))
+    assert "names another game" in refused
+    assert (folder / "nomic.db").read_bytes() == b"my game"
+    assert 'name = "Game Two"' in config.read_text(encoding="utf-8")
