@@ -1017,6 +1017,8 @@ def replay(
     settings = settings_from(config)
     stop = parse_time(until, "--until")
     mbox = _mail_source(mbox, "replay")
+    if out is not None and out.exists() and not _replaceable(out):
+        fail(f"--out: {out} exists and is not an mbox; choose another file")
     messages = read_mail(mbox)
     missing = undated(messages)
     if missing and strict:
@@ -1097,7 +1099,7 @@ def verify(
             f"{counted(verdict.messages, 'message')} replayed: {counted(verdict.links, 'link')}, "
             f"head {verdict.head}"
         )
-        if verdict.last_link:
+        if verdict.last_link and verdict.ok:  # on a failure the mail given is not the record
             typer.echo(
                 f"the record ends at link {verdict.last_link}, head {verdict.head}: the "
                 f"referee's mail of that link names the same in its X-Nomic-Chain header "
@@ -1134,18 +1136,12 @@ def verify(
         if verdict.divergence is not None:
             found = verdict.divergence
             typer.echo(f"FAIL at {found.where}: {found.what}")
+            published, rules_give = found.labels
             if found.published:
-                typer.echo(f"  published: {found.published}")
+                typer.echo(f"  {published}: {found.published}")
             if found.rules_give:
-                typer.echo(f"  the rules give: {found.rules_give}")
+                typer.echo(f"  {rules_give}: {found.rules_give}")
         else:
-            if not verdict.database_links and sent is None:
-                typer.echo(
-                    "nothing to hold it against: neither the database nor the referee's sent "
-                    "mail was given, so this shows only that the mail given makes the head "
-                    "above; it is the game's mail when that head is the one in the "
-                    "X-Nomic-Chain header of the referee's mail you hold (or give --sent)"
-                )
             typer.echo("PASS: every decision, link and mail checked follows from the mail given")
     if not verdict.ok:
         raise typer.Exit(1)
@@ -1170,18 +1166,21 @@ def _mail_source(path: Path, what: str) -> Path:
             err=True,
         )
         return path.parent
-    _check_mbox(path)
+    _check_mbox(path, what)
     return path
 
 
-def _check_mbox(path: Path) -> None:
-    """An mbox is a file that starts with a `From ` line; anything else is said plainly."""
+def _check_mbox(path: Path, what: str) -> None:
+    """An mbox is a file that starts with a `From ` line; anything else is said plainly, with
+    the command (or option) it was given to. A gzip-compressed one is read to its end here,
+    so one cut short is said before any replay."""
     if path.is_dir():
         fail(
             f"{path} is a folder but not a Maildir (no cur/ and new/ in it): give an mbox file, "
             "a Maildir folder, or its cur/ or new/ folder"
         )
     import gzip
+    import zlib
 
     from referee.replay import GZIP_MAGIC
 
@@ -1191,10 +1190,12 @@ def _check_mbox(path: Path) -> None:
         if head.startswith(GZIP_MAGIC):  # ARCHIVE's mail.mbox.gz as saved: read uncompressed
             with gzip.open(path, "rb") as packed:
                 head = packed.read(4096)
+                while packed.read(1 << 20):
+                    pass
     except FileNotFoundError:
-        fail(f"mbox not found: {path}")
-    except (EOFError, gzip.BadGzipFile) as exc:
-        fail(f"{path} is a damaged gzip file: {exc}")
+        fail(f"{what}: mbox not found: {path}")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        fail(f"{what}: {path} is a damaged gzip file (cut short, or not whole): {exc}")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
     if not head.strip():

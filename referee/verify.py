@@ -70,6 +70,9 @@ class Divergence:
     what: str
     published: str = ""
     rules_give: str = ""
+    # What `published` and `rules_give` are, as the report names them: a stored message that
+    # differs from the mail given is the database's copy against the file's, not a decision
+    labels: tuple[str, str] = ("published", "the rules give")
 
 
 @dataclass
@@ -189,7 +192,19 @@ def verify(
         _check_sent(mails, replayed, verdict)
         if verdict.ok:
             _check_signatures(settings, mails, verdict)
+    if not database and sent is None:
+        verdict.notes.append(UNCHECKED)
     return verdict
+
+
+# What a check with neither the database nor the sent mail can show, said in its notes (and so
+# in --json): that the mail given makes the head it names, not that the head is the game's.
+UNCHECKED = (
+    "nothing to hold it against: neither the database nor the referee's sent mail was given, "
+    "so this shows only that the mail given makes the head above; it is the game's mail when "
+    "that head is the one in the X-Nomic-Chain header of the referee's mail you hold "
+    "(or give --sent)"
+)
 
 
 def _archive_reply(inbound: Path, sent: list[Archived]) -> tuple[int, datetime] | None:
@@ -412,6 +427,24 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         given_mail = chain.canonical_mail(raw) if raw is not None else None
         if raw is not None and _json(text).get("raw") != chain.mail_digest(raw):
             given_mail = stored_mail  # a stand-in: its link binds the stored mail's SHA-256
+        if stored_mail is not None and given_mail is None:
+            verdict.fail(
+                Divergence(
+                    str(where),
+                    "the database holds a mail at this link where the mail given makes a "
+                    f"deadline's link ({kind}): a mail is missing from the mail given here",
+                )
+            )
+            return
+        if stored_mail is None and given_mail is not None:
+            verdict.fail(
+                Divergence(
+                    str(where),
+                    "the database holds a deadline's link here where the mail given has a mail "
+                    f"({intake.identify(raw or b'')[0]}): a mail was added to the mail given",
+                )
+            )
+            return
         if stored_mail != given_mail:
             stored_text, given_text = _first_difference(stored_mail or b"", given_mail or b"")
             verdict.fail(
@@ -420,6 +453,7 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
                     "the stored message differs from the mail given",
                     stored_text,
                     given_text,
+                    ("the database holds", "the mail given holds"),
                 )
             )
             return
@@ -496,11 +530,16 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
     address a stranger forged, the King's notice of a stranger's request): those are counted
     and named in a note, not checked (213)."""
     made = {mid: _comparable(raw) for mid, raw in replayed.outbox.items()}
+    names = {mid: _field_names(raw) for mid, raw in replayed.outbox.items()}
+    delivered = 0  # mails given with header fields added on delivery, set aside
     seen = set()
     after = _after_record(replayed)
     for item in sent:
         mid, _, _ = intake.identify(item.raw)
-        published = _comparable(item.raw)
+        fields = names.get(mid)
+        published = _comparable(item.raw, fields)
+        if fields is not None and published != _comparable(item.raw):
+            delivered += 1
         verdict.sent_checked += 1
         seen.add(mid)
         expected = made.get(mid)
@@ -536,6 +575,12 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
             )
             return
     verdict.sent_missing = len(set(made) - seen)
+    if delivered:
+        verdict.notes.append(
+            f"{delivered} sent mail(s) carry header fields the referee did not write (added on "
+            "delivery or by a mail client: Received, Return-Path, Status, ...): set aside, and "
+            "the referee's own header fields and body compared byte for byte"
+        )
     if verdict.sent_after_record:
         verdict.notes.append(
             f"after the record: {verdict.sent_after_record} sent mail(s) belong to links after "
@@ -622,8 +667,12 @@ def _names_a_reached_link(raw: bytes, replayed: _Replayed) -> bool:
     return named is None or any((seq, head) == named for seq, *_, head in replayed.links)
 
 
-def _comparable(raw: bytes) -> bytes:
-    """A mail's bytes as an mbox holds them, without any DKIM signature (checked apart)."""
+def _comparable(raw: bytes, keep: frozenset[bytes] | None = None) -> bytes:
+    """A mail's bytes as an mbox holds them, without any DKIM signature (checked apart); with
+    `keep` (the lower-case names of the header fields the referee wrote in that mail), without
+    any other header field either: those mail systems and clients add on the way and in the
+    mailbox (`Received`, `Return-Path`, `Delivered-To`, `Status`, `X-Mozilla-Status`, ...), not
+    the referee's words. Every field of a name the referee wrote is kept, a second one too."""
     lines = raw.replace(b"\r\n", b"\n").split(b"\n")
     out: list[bytes] = []
     skipping = False
@@ -633,11 +682,29 @@ def _comparable(raw: bytes) -> bytes:
             in_head = False
         if in_head and skipping and line[:1] in (b" ", b"\t"):
             continue
-        skipping = in_head and line.lower().startswith(b"dkim-signature:")
+        skipping = in_head and _set_aside(line, keep)
         if skipping:
             continue
         out.append(b">" + line if line.startswith(b"From ") and not in_head else line)
     return b"\n".join(out).rstrip(b"\n")
+
+
+def _set_aside(line: bytes, keep: frozenset[bytes] | None) -> bool:
+    """Whether a header line starts a field `_comparable` leaves out."""
+    name = line.partition(b":")[0].strip().lower()
+    if name == b"dkim-signature":
+        return True
+    return keep is not None and line[:1] not in (b" ", b"\t") and name not in keep
+
+
+def _field_names(raw: bytes) -> frozenset[bytes]:
+    """The lower-case names of a mail's header fields."""
+    head = raw.replace(b"\r\n", b"\n").partition(b"\n\n")[0]
+    return frozenset(
+        line.partition(b":")[0].strip().lower()
+        for line in head.split(b"\n")
+        if line[:1] not in (b" ", b"\t") and b":" in line
+    )
 
 
 def _subject(raw: bytes) -> str:

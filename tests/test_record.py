@@ -95,6 +95,20 @@ def test_export_mail_writes_what_verify_passes_with_and_without_the_database(
     assert "nothing to hold it against" in alone.stdout and "X-Nomic-Chain" in alone.stdout
     held_against = run("verify", str(config), str(out), "--sent", str(sent), "--no-database")
     assert "nothing to hold it against" not in held_against.stdout
+    # careless mistakes are said plainly: a replay never writes over another file, a gzip cut
+    # short is named as such (not "aborted"), a missing --sent names the option
+    notes = folder / "notes.txt"
+    notes.write_text("mine\n")
+    refused = run("replay", str(config), str(out), "--out", str(notes))
+    assert refused.returncode != 0 and "--out" in refused.stderr
+    assert notes.read_text() == "mine\n"
+    packed = gzip.compress(out.read_bytes())
+    (folder / "cut.mbox.gz").write_bytes(packed[: len(packed) // 2])
+    for command in ("replay", "verify"):
+        cut = run(command, str(config), str(folder / "cut.mbox.gz"))
+        assert cut.returncode == 2 and "damaged gzip file (cut short" in cut.stderr, cut.stderr
+    missing = run("verify", str(config), str(out), "--sent", str(folder / "gone.mbox"))
+    assert "verify --sent: mbox not found" in missing.stderr
     # a second export replaces the first, whole
     again = run("export-mail", str(config), "--out", str(out))
     assert again.returncode == 0, again.stderr

@@ -443,3 +443,41 @@ def test_mail_with_odd_line_ends_verifies_from_the_record(
         verdict = verify(settings, tmp_path / f"{inbound}.mbox", tmp_path / f"{outbound}.mbox")
         assert verdict.ok, (inbound, verdict.divergence)
         assert verdict.sent_checked > 20 and verdict.sent_missing == 0
+
+
+def test_the_sent_mail_as_a_players_mailbox_holds_it_verifies(
+    game: tuple[Path, Settings],
+) -> None:
+    """The referee's mail as it reaches a player carries header fields the referee never
+    wrote (Received, Return-Path, Delivered-To from the servers; Status, X-Mozilla-Status from
+    the client): set aside, the mail verifies; a field of the referee's own added or changed
+    still fails (attacker review: every real inbox failed)."""
+    import mailbox
+
+    folder, settings = game
+    held = mailbox.mbox(str(folder / "sent.mbox"), create=False)
+    raws = [held.get_bytes(key) for key in held.iterkeys()]
+    held.close()
+    trace = (
+        b"Return-Path: <referee@nomic.example>\nDelivered-To: bob@example.org\n"
+        b"Received: from mx.example.org by imap.example.org\n\twith LMTP; Tue, 1 Dec 2026\n"
+        b"X-Mozilla-Status: 0001\n"
+    )
+
+    def delivered(raw: bytes) -> bytes:
+        head, _, body = raw.partition(b"\n\n")
+        return trace + head + b"\nStatus: RO\nContent-Length: 1234\n\n" + body
+
+    at = datetime(2026, 12, 1)
+    write_mbox(folder / "inbox.mbox", [(delivered(r), at) for r in raws], "x@y.org")
+    verdict = verify(settings, folder / "inbound.mbox", folder / "inbox.mbox")
+    assert verdict.ok, verdict.divergence
+    assert verdict.sent_checked == len(raws)
+    assert any("header fields the referee did not write" in note for note in verdict.notes)
+
+    forged = [delivered(r) for r in raws]
+    forged[5] = b"Subject: [Nomic] Proposal 301 rejected\n" + forged[5]
+    write_mbox(folder / "forged.mbox", [(r, at) for r in forged], "x@y.org")
+    failed = verify(settings, folder / "inbound.mbox", folder / "forged.mbox")
+    assert not failed.ok and failed.divergence is not None
+    assert "Subject: [Nomic] Proposal 301 rejected" in failed.divergence.published
