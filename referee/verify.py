@@ -42,24 +42,27 @@ import gzip
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser, BytesParser
 from email.policy import compat32
-from email.utils import parsedate_to_datetime
+from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
 from referee.config import Settings
 from referee.core import chain
+from referee.core.model import GameState
 from referee.mail import intake
 from referee.mail.auth import Authentication
 from referee.mail.outgoing import CHAIN_HEADER
 from referee.record import MAILBOX
 from referee.replay import GZIP_MAGIC, Archived, read_mail, replay, undated
-from referee.service import Referee
+from referee.service import Referee, rebuild_from
 from referee.store.store import Store
+from referee.store.tables import OutboxStatus
 
 
 @dataclass(frozen=True)
@@ -375,6 +378,8 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         links = store.chain(game_id)
         events = store.event_log(game_id)
         rows = store.outbox(game_id)
+        snapshot, seq = store.snapshot(game_id)
+        opened = rebuild_from(snapshot, store.events(game_id, after=seq))  # as `run` opens it
     finally:
         store.close()
     outbox = {r.message_id: (r.recipient, r.raw) for r in rows if r.kind not in UNREAD_KINDS}
@@ -490,8 +495,29 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
             )
         )
         return
+    if links and not _opens_at_last_link(opened, _json(links[-1].record), settings):
+        verdict.fail(
+            Divergence(
+                "the game's stored state",
+                "the state the service opens (its snapshot and the events after it) is not the "
+                "state the chain's last link binds: the database was changed",
+                f"link {links[-1].seq}",
+            )
+        )
+        return
     unmade = 0  # the answers to withheld mail, to people not playing: not made, not checked
     for message_id, (recipient, raw) in outbox.items():
+        if recipient.lower() not in _addressed(raw):
+            verdict.fail(
+                Divergence(
+                    f"outbox mail {message_id}",
+                    "the stored mail is to be delivered to someone it is not addressed to",
+                    recipient,
+                    ", ".join(sorted(_addressed(raw))),
+                    ("delivered to", "addressed to"),
+                )
+            )
+            return
         made = replayed.outbox.get(message_id)
         if made is None and verdict.withheld and recipient not in replayed.players:
             unmade += 1
@@ -512,6 +538,25 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
                 )
             )
             return
+    held = set(outbox) | {r.message_id for r in rows}
+    missing = [mid for mid in replayed.outbox if mid not in held]
+    if missing:
+        verdict.fail(
+            Divergence(
+                f"outbox mail {missing[0]}",
+                "the rules make this mail; the database's outbox does not hold it "
+                f"({len(missing)} such mail(s))",
+                _subject(replayed.outbox[missing[0]]),
+            )
+        )
+        return
+    unsent = Counter(r.status for r in rows if r.status != OutboxStatus.SENT)
+    if unsent:
+        verdict.notes.append(
+            "not sent (yet): "
+            + ", ".join(f"{count} {status}" for status, count in sorted(unsent.items()))
+            + " mail(s) of the outbox (`outbox` lists them)"
+        )
     if unmade:
         verdict.notes.append(
             f"{unmade} mail(s) of the outbox to people not playing answer withheld mail: "
@@ -705,6 +750,21 @@ def _field_names(raw: bytes) -> frozenset[bytes]:
         for line in head.split(b"\n")
         if line[:1] not in (b" ", b"\t") and b":" in line
     )
+
+
+def _opens_at_last_link(opened: GameState, last: dict[str, Any], settings: Settings) -> bool:
+    """Whether the state the service opens hashes to the state the chain's last link binds
+    (the game's display name as the config gives it, the way the service opens it, too)."""
+    bound = last.get("state")
+    renamed = replace(opened, name=settings.game.name)
+    return bound in (chain.StateDigest()(opened), chain.StateDigest()(renamed))
+
+
+def _addressed(raw: bytes) -> set[str]:
+    """The addresses a mail names in To and Cc, lower-case."""
+    head = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    fields = [str(v) for name in ("To", "Cc") for v in head.get_all(name, [])]
+    return {address.lower() for _, address in getaddresses(fields) if address}
 
 
 def _subject(raw: bytes) -> str:

@@ -481,3 +481,56 @@ def test_the_sent_mail_as_a_players_mailbox_holds_it_verifies(
     failed = verify(settings, folder / "inbound.mbox", folder / "forged.mbox")
     assert not failed.ok and failed.divergence is not None
     assert "Subject: [Nomic] Proposal 301 rejected" in failed.divergence.published
+
+
+def _change_game(folder: Path, change: Callable[[sqlite3.Connection], None]) -> None:
+    with sqlite3.connect(folder / "live.db") as db:
+        change(db)
+
+
+def _forge_score(db: sqlite3.Connection) -> None:
+    (text,) = db.execute("SELECT state FROM games").fetchone()
+    state = json.loads(text)
+    state["players"][1]["score"] = 50
+    db.execute("UPDATE games SET state = ?", (json.dumps(state),))
+
+
+def _delete_a_notice(db: sqlite3.Connection) -> None:
+    (row,) = db.execute("SELECT id FROM outbox WHERE kind != 'answer' ORDER BY id").fetchone()
+    db.execute("DELETE FROM outbox WHERE id = ?", (row,))
+
+
+def _redirect_a_notice(db: sqlite3.Connection) -> None:
+    (row,) = db.execute("SELECT id FROM outbox ORDER BY id DESC").fetchone()
+    db.execute("UPDATE outbox SET recipient = 'eve@evil.example' WHERE id = ?", (row,))
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (_forge_score, "the state the service opens"),
+        (_delete_a_notice, "the database's outbox does not hold it"),
+        (_redirect_a_notice, "not addressed to"),
+    ],
+    ids=["forged-state-snapshot", "deleted-outbox-mail", "redirected-outbox-mail"],
+)
+def test_a_changed_game_row_or_outbox_fails_verify(
+    game: tuple[Path, Settings], change: Callable[[sqlite3.Connection], None], named: str
+) -> None:
+    """The state the service would open, and the outbox's rows (each mail the rules make,
+    held and delivered to whom it is addressed), are checked against the chain (attacker
+    review: a forged score in the snapshot passed and the live game used it; a result notice
+    deleted or redirected passed)."""
+    folder, settings = game
+    _change_game(folder, change)
+    verdict = verify(settings, folder / "inbound.mbox", folder / "sent.mbox")
+    assert not verdict.ok and verdict.divergence is not None
+    assert named in verdict.divergence.what
+
+
+def test_outbox_mail_not_sent_is_noted(game: tuple[Path, Settings]) -> None:
+    folder, settings = game
+    _change_game(folder, lambda db: db.execute("UPDATE outbox SET status = 'failed' WHERE id = 3"))
+    verdict = verify(settings, folder / "inbound.mbox")
+    assert verdict.ok, verdict.divergence
+    assert any(note.startswith("not sent (yet): 1 failed") for note in verdict.notes)
