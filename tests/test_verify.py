@@ -483,7 +483,7 @@ def test_the_sent_mail_as_a_players_mailbox_holds_it_verifies(
     assert "Subject: [Nomic] Proposal 301 rejected" in failed.divergence.published
 
 
-def _change_game(folder: Path, change: Callable[[sqlite3.Connection], None]) -> None:
+def _change_game(folder: Path, change: Callable[[sqlite3.Connection], object]) -> None:
     with sqlite3.connect(folder / "live.db") as db:
         change(db)
 
