@@ -109,6 +109,8 @@ class _Replayed:
     links: list[tuple[int, str, datetime, bytes | None, str, str]] = field(default_factory=list)
     outbox: dict[str, bytes] = field(default_factory=dict)
     players: set[str] = field(default_factory=set)  # every address that played, at the end
+    # Each event's sequence, time and the Message-ID of its mail, as the replay logs them
+    events: list[tuple[int, datetime, str | None]] = field(default_factory=list)
     # Answers to mail that could not be read, which the mail given does not make (that mail is
     # in no link, so not in an export): by Message-ID, from the database's outbox
     unread_answers: set[str] = field(default_factory=set)
@@ -143,6 +145,7 @@ def verify(
         ]
         replayed.outbox = {r.message_id: r.raw for r in store.outbox(referee.game_id)}
         replayed.players = {p.email for p in referee.state.players}
+        replayed.events = [(q, at, mid) for q, at, mid, _ in store.event_log(referee.game_id)]
 
     began = _started(settings) if database else None
     recorded = _recorded(settings) if database else {}
@@ -485,6 +488,20 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
                 )
             )
             return
+    for (seq, at, mid, _payload), (_, made_at, made_mid) in zip(
+        events, replayed.events, strict=False
+    ):
+        if (_utc(at), mid) != (_utc(made_at), made_mid):
+            verdict.fail(
+                Divergence(
+                    f"event {seq}",
+                    "the stored event's time or mail is not the replay's (the archive and the "
+                    "site name them as the deciding mail)",
+                    f"{_utc(at).isoformat()} {mid or 'a deadline'}",
+                    f"{_utc(made_at).isoformat()} {made_mid or 'a deadline'}",
+                )
+            )
+            return
     if len(events) != len(bound):
         verdict.fail(
             Divergence(
@@ -758,6 +775,10 @@ def _opens_at_last_link(opened: GameState, last: dict[str, Any], settings: Setti
     bound = last.get("state")
     renamed = replace(opened, name=settings.game.name)
     return bound in (chain.StateDigest()(opened), chain.StateDigest()(renamed))
+
+
+def _utc(at: datetime) -> datetime:
+    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def _addressed(raw: bytes) -> set[str]:

@@ -505,14 +505,24 @@ def _redirect_a_notice(db: sqlite3.Connection) -> None:
     db.execute("UPDATE outbox SET recipient = 'eve@evil.example' WHERE id = ?", (row,))
 
 
+def _forge_a_deciding_mail(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE events SET message_id = '<forged@evil.example>' WHERE seq = 4")
+
+
 @pytest.mark.parametrize(
     ("change", "named"),
     [
         (_forge_score, "the state the service opens"),
         (_delete_a_notice, "the database's outbox does not hold it"),
         (_redirect_a_notice, "not addressed to"),
+        (_forge_a_deciding_mail, "time or mail is not the replay's"),
     ],
-    ids=["forged-state-snapshot", "deleted-outbox-mail", "redirected-outbox-mail"],
+    ids=[
+        "forged-state-snapshot",
+        "deleted-outbox-mail",
+        "redirected-outbox-mail",
+        "forged-deciding-mail",
+    ],
 )
 def test_a_changed_game_row_or_outbox_fails_verify(
     game: tuple[Path, Settings], change: Callable[[sqlite3.Connection], None], named: str
