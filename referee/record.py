@@ -370,8 +370,8 @@ def public_config(settings: Settings, started: datetime) -> str:
     }
     head = [
         f"# {game.name}: the game's config as a player holds it (ARCHIVE), without secrets.",
-        "# With the mail in mail.mbox.gz (gunzip it first):",
-        "#   nomic-referee replay game.toml mail.mbox",
+        "# With the mail in mail.mbox.gz (read as it is) and the referee's mail you hold:",
+        "#   nomic-referee verify game.toml mail.mbox.gz --no-database --sent INBOX.mbox",
         "# The mail of anyone not playing is never shared: a stand-in holds its place, with",
         "# only what its link of the chain binds besides the mail (its time, its SHA-256).",
     ]

@@ -40,7 +40,7 @@ from referee.core.model import GameState
 from referee.mail import intake
 from referee.mail.auth import Authentication
 from referee.record import DELIVERED, EFFECTIVE, WITHHELD, mbox_entry
-from referee.service import Referee
+from referee.service import STOPPED, Referee
 from referee.store.store import Store
 
 log = logging.getLogger("referee.replay")
@@ -258,6 +258,49 @@ def replay(
     before it is thrown away (how `verify` compares); `start` is when the game began (else the
     config's `start`, else the first message's time)."""
     messages = read_mail(mbox) if isinstance(mbox, Path) else mbox
+    quiet = _Stopped()
+    logging.getLogger("referee").addFilter(quiet)
+    try:
+        return _replay(
+            settings, messages, until, out, site, progress, render, inspect, start, recorded
+        )
+    finally:
+        logging.getLogger("referee").removeFilter(quiet)
+        if quiet.count:
+            log.warning(
+                "%d mail(s) stopped by the screening checks (people not playing, forgeries), "
+                "as the live service stopped them",
+                quiet.count,
+            )
+
+
+class _Stopped(logging.Filter):
+    """Counts, instead of logging one line each, the mails a replay's screening stops: in a
+    replay they are the record's, said once at the end, not news (new-user review)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == STOPPED:
+            self.count += 1
+            return False
+        return True
+
+
+def _replay(
+    settings: Settings,
+    messages: list[Archived],
+    until: datetime | None,
+    out: Path | None,
+    site: Path | None,
+    progress: bool,
+    render: bool,
+    inspect: Callable[[Store, Referee], None] | None,
+    start: datetime | None,
+    recorded: Mapping[str, Authentication] | None,
+) -> ReplayResult:
     times = [m.at for m in messages if m.at is not None]
     start = start or settings.game.start or (times[0] if times else until) or datetime.now(UTC)
     store = Store("sqlite://")  # the replay's own throw-away store, in memory

@@ -106,6 +106,7 @@ SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as deba
 # logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
 LATE = timedelta(seconds=1)
 log = logging.getLogger("referee")
+STOPPED = "mail %s claiming to be from %s stopped by %s"  # the log line of a mail screened out
 
 
 def redact(address: str) -> str:
@@ -823,7 +824,7 @@ class Referee:
         work.record_inbound(mail, at, verdict.status, verdict.note)
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
-                "mail %s claiming to be from %s stopped by %s",
+                STOPPED,
                 _shown(mail.message_id),
                 redact(mail.sender) if mail.sender else "nobody",
                 _shown(verdict.stopped),
