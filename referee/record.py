@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from email.parser import BytesHeaderParser
 from email.policy import compat32
+from functools import lru_cache
 from pathlib import Path
 
 import tomli_w
@@ -73,14 +74,20 @@ def mbox_entry(raw: bytes, at: datetime, sender: str, tail: str = "") -> bytes:
     `From ` after any number of `>` gets one more, so a reader takes exactly one off
     (`replay.read_mbox`) and every message comes back byte for byte, a `>From ` line of its
     own included."""
-    stamp = _utc(at)
-    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    body = b"\n".join(raw.split(b"\r\n"))  # `raw.replace(b"\r\n", b"\n")`, made faster
+    if b"\r" in body:  # a lone CR: else the second pass would only copy the bytes
+        body = body.replace(b"\r", b"\n")
     if b"From " in body:  # else nothing to escape: the regex would only copy the bytes
         body = _FROM_LINE.sub(rb">\1", body)
-    if not body.endswith(b"\n"):
-        body += b"\n"
-    line = f"From {sender} {time.asctime(stamp.timetuple())}{tail}\n"
-    return line.encode() + body + b"\n"
+    end = b"\n" if body.endswith(b"\n") else b"\n\n"
+    return b"".join((_from_line(sender, at, tail), body, end))
+
+
+@lru_cache(maxsize=1_024)
+def _from_line(sender: str, at: datetime, tail: str) -> bytes:
+    """A `From ` line: the sender, the date in UTC (asctime) and `tail`. An equal moment is the
+    same instant, written alike in UTC: the mail of one notice is queued at one moment."""
+    return f"From {sender} {time.asctime(_utc(at).timetuple())}{tail}\n".encode()
 
 
 def times(at: datetime, delivered: datetime | None = None) -> str:

@@ -343,8 +343,7 @@ def _replay(
                 now = until
             referee.advance(now)
         if out is not None:
-            rows = store.outbox(referee.game_id)
-            write_mbox(out, [(r.raw, r.created_at) for r in rows], settings.game.address)
+            write_mbox(out, store.outbox_mail(referee.game_id), settings.game.address)
         if inspect is not None:
             inspect(store, referee)
         pages = 0

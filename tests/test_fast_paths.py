@@ -12,19 +12,25 @@ templates are kept.
 
 from __future__ import annotations
 
+import re
 import shutil
-from collections.abc import Sequence
-from datetime import timedelta
+import time
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 
 from referee.config import Settings
+from referee.core.printable import printable, printable_data
 from referee.mail.markup import Markup, Parsed, filled, sanitise, to_html, to_plain
 from referee.mail.outgoing import alternative, alternative_by_the_stdlib
-from referee.mail.render import Renderer, templates_folder
+from referee.mail.render import Renderer, _Environment, templates_folder
 from referee.mail.worddiff import Change, Piece, WordDiff
+from referee.record import mbox_entry
 from referee.service import Referee
 from referee.store import store as stored
 from referee.store.store import Store, UnitOfWork
@@ -235,3 +241,80 @@ def test_a_template_changed_on_disk_is_compiled_again(tmp_path: Path) -> None:
     again = Renderer("en", "UTC", "Nomic", "ref@example.org", folder).render("stranger", context)
     assert "A line added since." in again.text and "A line added since." not in first.text
     assert again.text.startswith(first.text.rstrip("\n"))
+
+
+def _printable_the_long_way(value: Any) -> Any:
+    """`printable_data` as it was first written: a call for every value in the data."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, Mapping):
+        return {_printable_the_long_way(k): _printable_the_long_way(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_the_long_way(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_printable_the_long_way(v) for v in value)
+    return value
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Equal, and of the same types all the way down (a dict's keys included, in order)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return _alike(list(a), list(b)) and _alike(list(a.values()), list(b.values()))
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_alike(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def test_printable_data_is_printable_applied_to_every_string() -> None:
+    """A view's data made printable in one loop per dict or list is the value by value way's,
+    for controls in keys and values, moments, tuples, named tuples and other mappings."""
+    pair = namedtuple("pair", "a b")
+    moment = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    texts = ["plain", "NUL\x00", "ESC\x1b[31m", "C1\x85", "\u202e52\u202c", "tab\tand\nline", ""]
+    data: dict[Any, Any] = {
+        **{text: text for text in texts},
+        "numbers": [1, 2.5, True, None, moment, date(2026, 12, 1), *texts],
+        "nested": [{"text": t, "at": moment, "list": [t, (t, 1)]} for t in texts],
+        "tuple": (texts[1], pair(texts[2], 3), [texts[4]]),
+        "ordered": OrderedDict([(texts[1], texts[2])]),
+        ("key\x00", 1): {None: texts[3], 7: [OrderedDict(a=texts[1])]},
+    }
+    for value in (data, [data, texts], texts, texts[1], moment, pair(*texts[:2])):
+        assert _alike(printable_data(value), _printable_the_long_way(value))
+
+
+def _entry_the_long_way(raw: bytes, at: datetime, sender: str) -> bytes:
+    body = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    body = re.sub(rb"(?m)^(>*From )", rb">\1", body)
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    stamp = at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+    return f"From {sender} {time.asctime(stamp.timetuple())}\n".encode() + body + b"\n"
+
+
+def test_an_mbox_entry_is_the_long_ways() -> None:
+    """Line ends made `\\n` (a lone CR too), `From ` lines escaped, the last line ended, and the
+    `From ` line dated in UTC whatever offset the same moment is given at."""
+    moment = datetime(2026, 12, 1, 9, 0, 5, tzinfo=UTC)
+    later = moment.astimezone(timezone(timedelta(hours=2)))
+    raws = [b"", b"a", b"a\r\nb\r\n", b"a\rb\r\r\n\n", b"From x\r\n>From y\r\nz", b"x\n\r"]
+    for raw in raws:
+        for at in (moment, later, moment.replace(tzinfo=None), moment + timedelta(seconds=1)):
+            assert mbox_entry(raw, at, "ref@example.org") == _entry_the_long_way(
+                raw, at, "ref@example.org"
+            )
+
+
+def test_a_templates_dict_lookup_is_jinjas() -> None:
+    """`x.name` on a dict reads its item unless a dict has that attribute, as Jinja reads it."""
+    ours, theirs = _Environment(), jinja2.Environment()
+    data = {"items": 1, "name": "n", "get": 2, "__class__": 3}
+    for attribute in ("items", "name", "get", "__class__", "missing", "keys"):
+        mine, jinjas = ours.getattr(data, attribute), theirs.getattr(data, attribute)
+        assert type(mine) is type(jinjas)
+        if not isinstance(mine, jinja2.Undefined):
+            assert mine == jinjas
+    template = "{{ d.name }} {{ d.items is callable }} {{ d.missing is defined }}"
+    assert ours.from_string(template).render(d=data) == "n True False"

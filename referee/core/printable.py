@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import Any
 
 _CONTROL = re.compile(
@@ -44,19 +45,43 @@ def printable(text: str) -> str:
 
 
 _PLAIN = (int, float, bool, type(None))  # nothing in them to show
+# Values given back as they are, by their exact type: numbers, None, moments
+_OPAQUE = frozenset((int, float, bool, type(None), datetime, date))
+_search = _CONTROL.search
 
 
 def printable_data(value: Any) -> Any:
     """`printable` applied to every string in a JSON-like value (dicts, lists, tuples)."""
     kind = type(value)
     if kind is str:
-        return _CONTROL.sub(_shown, value) if _CONTROL.search(value) else value
-    if kind in _PLAIN:
+        return _CONTROL.sub(_shown, value) if _search(value) else value
+    if kind in _OPAQUE:
         return value
-    if kind is dict:
-        return {printable_data(k): printable_data(v) for k, v in value.items()}
+    if kind is dict:  # a string or a number in it is seen here, not by a call of its own
+        out = {}
+        for key, item in value.items():
+            if type(key) is str:
+                if _search(key):
+                    key = _CONTROL.sub(_shown, key)
+            elif type(key) not in _OPAQUE:
+                key = printable_data(key)
+            kind = type(item)
+            if kind is str:
+                if _search(item):
+                    item = _CONTROL.sub(_shown, item)
+            elif kind not in _OPAQUE:
+                item = printable_data(item)
+            out[key] = item
+        return out
     if kind is list:
-        return [printable_data(v) for v in value]
+        return [
+            (_CONTROL.sub(_shown, v) if _search(v) else v)
+            if type(v) is str
+            else v
+            if type(v) in _OPAQUE
+            else printable_data(v)
+            for v in value
+        ]
     if isinstance(value, str):
         return printable(value)
     if isinstance(value, Mapping):

@@ -191,7 +191,7 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
     plain = text.encode("utf-8")
     marked = html.encode("utf-8")
     parts = (
-        ("plain", "quoted-printable", quoprimime.body_encode(plain.decode("latin-1"))),
+        ("plain", "quoted-printable", _quoted_printable(plain.decode("latin-1"))),
         ("html", "base64", _base64_lines(marked)),
     )
     out = []
@@ -203,6 +203,30 @@ def alternative(text: str, html: str, boundary: str) -> bytes:
             f"Content-Transfer-Encoding: {encoding}\n\n" + payload
         )
     return ("\n".join(out) + f"\n--{boundary}--\n").encode("ascii")
+
+
+def _quoted_printable(body: str) -> str:
+    """`quoprimime.body_encode(body)`, a line at a time. The stdlib encodes each line on its
+    own and joins them with `\n` (a last line end kept), so with no `\r` in the body (the
+    only other line end left once the encoder has quoted the rest) the lines split at `\n`
+    and encoded one by one are the same text; a line of safe characters short enough is its
+    own encoding, and any other line (a rule's, the footer's) comes back in mail after mail
+    and is encoded once."""
+    if "\r" in body:
+        return quoprimime.body_encode(body)
+    return "\n".join(
+        [line if _QP_SAFE.fullmatch(line) else _qp_line(line) for line in body.split("\n")]
+    )
+
+
+# A line quoted-printable leaves as it is: at most 76 safe characters (printable ASCII but
+# `=`, space, tab), not ending in a space or a tab (which would be quoted)
+_QP_SAFE = re.compile(r"(?:[\t -<>-~]{0,75}[!-<>-~])?")
+
+
+@lru_cache(maxsize=8_192)
+def _qp_line(line: str) -> str:
+    return quoprimime.body_encode(line)
 
 
 def _base64_lines(data: bytes) -> str:
@@ -274,7 +298,7 @@ def build(
         ("From", address_value(envelope.from_name or envelope.game, envelope.address)),
         ("To", address_value(envelope.recipient_name, envelope.recipient)),
         ("Subject", body.subject),
-        ("Date", format_datetime(envelope.at)),
+        ("Date", _date(envelope.at, envelope.at.utcoffset())),
         ("Message-ID", envelope.message_id),
     ]
     in_reply_to = message_ids((envelope.in_reply_to,))
@@ -292,8 +316,19 @@ def build(
         ("Precedence", "list" if envelope.list_id else precedence),
         ("MIME-Version", "1.0"),
     ]
-    lines = [
-        f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
-        for name, value in headers
-    ]
-    return b"\r\n".join([*lines, CHAIN_PENDING, *content_headers, b"", wire])
+    written = "\n".join([f"{name}: {value}" for name, value in headers])
+    if "\r" in written:  # each header's own line ends made CRLF, as it was written
+        lines = [
+            f"{name}: {value}".replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii")
+            for name, value in headers
+        ]
+        return b"\r\n".join([*lines, CHAIN_PENDING, *content_headers, b"", wire])
+    head = written.replace("\n", "\r\n").encode("ascii")
+    return b"\r\n".join([head, CHAIN_PENDING, *content_headers, b"", wire])
+
+
+@lru_cache(maxsize=1_024)
+def _date(at: datetime, offset: object) -> str:
+    """The Date header of a moment, by the moment and its offset from UTC (equal moments at
+    one offset are written alike): a notice to every player is sent at one moment."""
+    return format_datetime(at)

@@ -118,6 +118,9 @@ class Renderer:
         self._marked = self._environment(loader, autoescape=True, finalize=self._tokens.finalize)
         self._markup = MailMarkup(self.words.get("accent"))
         self._cites: Mapping[str, Mapping[str, str]] = {}
+        # Moments written in words (Babel's formatting costs more than the rest of a line),
+        # by the moment and the form: the same deadline is named in mail after mail
+        self._moments: dict[tuple[type, datetime | str, str], str] = {}
         self.relayed = Relay(
             game, address, self.words.get("relay", {}), self.words.get("accent", {})
         )
@@ -169,6 +172,15 @@ class Renderer:
         return self._moment(value, "instant", "EEEE d MMMM y, HH:mm:ss")
 
     def _moment(self, value: datetime | str, form: str, default: str) -> str:
+        key = (type(value), value, form)  # an equal datetime is the same instant
+        written = self._moments.get(key)
+        if written is None:
+            if len(self._moments) >= _MOMENTS:
+                self._moments.clear()
+            written = self._moments[key] = self._written(value, form, default)
+        return written
+
+    def _written(self, value: datetime | str, form: str, default: str) -> str:
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         local = value.astimezone(self.zone)
@@ -251,6 +263,8 @@ def load_words(root: Path, language: str) -> dict[str, dict[str, str]]:
     return {name: {str(k): str(v) for k, v in table.items()} for name, table in data.items()}
 
 
+_MOMENTS = 4_096  # moments kept written in words, per renderer
+
 _SUBJECT = "#subject"
 _BODY = "#body"
 
@@ -284,6 +298,20 @@ class _Environment(jinja2.Environment):
 
     def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
         return {**self.globals, **(d or {})}
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """`x.name` as Jinja reads it (the attribute, else the item), for a plain dict (the
+        mail's data) its item at once: a dict has no attribute but its class's, so Jinja's
+        attribute lookup could only fail, and raising that costs more than the lookup."""
+        if type(obj) is dict and attribute not in _DICT_NAMES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
+_DICT_NAMES = frozenset(dir(dict))  # a plain dict's attributes: all its class's
 
 
 class _Compiled(jinja2.BytecodeCache):

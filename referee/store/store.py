@@ -282,6 +282,18 @@ class Store:
                 query = query.where(OutboxRow.status == status)
             return list(session.exec(query).all())
 
+    def outbox_mail(self, game_id: int) -> list[tuple[bytes, datetime]]:
+        """The game's outgoing mail in the order it was queued: each one's bytes and the time
+        it was queued (`outbox`'s rows without the rest of their columns, as `replay --out`
+        writes them)."""
+        with Session(self.engine) as session:
+            query = (
+                select(OutboxRow.raw, OutboxRow.created_at)
+                .where(OutboxRow.game_id == game_id)
+                .order_by(col(OutboxRow.id))
+            )
+            return [(raw, at) for raw, at in session.exec(query).all()]
+
     # ----- the outbox worker's side ---------------------------------------------------------
 
     def due(self, game_id: int, now: datetime, limit: int = 500) -> list[OutboxRow]:
