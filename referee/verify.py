@@ -52,7 +52,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 
-from referee.config import Settings
+from referee.config import Settings, slug
 from referee.core import chain
 from referee.core.model import GameState
 from referee.mail import intake
@@ -150,6 +150,17 @@ def verify(
     began = _started(settings) if database else None
     recorded = _recorded(settings) if database else {}
     mails = read_mail(sent) if sent is not None else []
+    other = _another_game(settings, mails)
+    if other is not None:
+        verdict.fail(
+            Divergence(
+                f"the sent mail given ({sent})",
+                f"it holds no mail of this game ({settings.game.key!r}, whose Message-IDs start "
+                f"<{slug(settings.game.key)}.): its mail names {other}; give the config and "
+                "the mail of one game",
+            )
+        )
+        return verdict
     until = _until(settings, messages, mails, database)
     asked = _archive_reply(inbound, mails) if not database else None
     if asked is not None:  # the record ends where the request for it took effect
@@ -174,9 +185,11 @@ def verify(
         verdict.fail(
             Divergence(
                 f"link {result.unfollowed[0]}",
-                "a withheld mail changed the game there (a confirmed request to join that the "
-                "King has not admitted): this record cannot show the game after it; "
-                "the operator's export-mail can",
+                "the stand-in of a withheld mail says its mail changed the game there, and "
+                "the replay's game did not change: either that mail was a confirmed request "
+                "to join the King has not admitted (this record cannot show the game after it; "
+                "the operator's export-mail can), or the stand-in was altered, or the config "
+                "is not this record's game",
             )
         )
     if recorded:
@@ -211,6 +224,24 @@ UNCHECKED = (
     "that head is the one in the X-Nomic-Chain header of the referee's mail you hold "
     "(or give --sent)"
 )
+
+
+def _another_game(settings: Settings, sent: list[Archived]) -> str | None:
+    """When the sent mail given holds mail but none of this game's (the referee's Message-IDs
+    start with the game's key), what its Message-IDs name instead ("no game" when none)."""
+    if not sent:
+        return None
+    ours = f"<{slug(settings.game.key)}."
+    games: Counter[str] = Counter()
+    for item in sent:
+        value = BytesHeaderParser(policy=compat32).parsebytes(item.raw).get("Message-ID", "")
+        found = str(value).strip()
+        if found.startswith(ours):
+            return None
+        local = found[1:].partition("@")[0] if found.startswith("<") else ""
+        if "." in local:
+            games[local.split(".", 1)[0]] += 1
+    return f"the game {games.most_common(1)[0][0]!r}" if games else "no game"
 
 
 def _archive_reply(inbound: Path, sent: list[Archived]) -> tuple[int, datetime] | None:

@@ -544,3 +544,17 @@ def test_outbox_mail_not_sent_is_noted(game: tuple[Path, Settings]) -> None:
     verdict = verify(settings, folder / "inbound.mbox")
     assert verdict.ok, verdict.divergence
     assert any(note.startswith("not sent (yet): 1 failed") for note in verdict.notes)
+
+
+def test_the_sent_mail_of_another_game_is_named_as_such(
+    game: tuple[Path, Settings], tmp_path: Path
+) -> None:
+    """The config of one game with the sent mail of another fails at once, naming both games
+    (new-user review: it failed on a mail "the rules never make")."""
+    folder, settings = game
+    text = (folder / "sent.mbox").read_bytes().replace(b"<test-nomic.", b"<other-game.")
+    (folder / "other.mbox").write_bytes(text)
+    verdict = verify(settings, folder / "inbound.mbox", folder / "other.mbox")
+    assert not verdict.ok and verdict.divergence is not None
+    assert "holds no mail of this game" in verdict.divergence.what
+    assert "'other-game'" in verdict.divergence.what
