@@ -668,6 +668,7 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
             )
             return
     verdict.sent_missing = len(set(made) - seen)
+    _note_missing_to_holder(sent, replayed, set(made) - seen, verdict)
     if delivered:
         verdict.notes.append(
             f"{delivered} sent mail(s) carry header fields the referee did not write (added on "
@@ -681,6 +682,26 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
         )
     if verdict.sent_answers_withheld:
         verdict.notes.append(_withheld_answers_note(verdict.sent_answers_withheld, "sent"))
+
+
+def _note_missing_to_holder(
+    sent: list[Archived], replayed: _Replayed, missing: set[str], verdict: Verdict
+) -> None:
+    """The mail the rules make to the address the sent mail given is mostly to (the player
+    whose mailbox it is) that it does not hold, named in a note: a notice the referee never
+    sent them shows here (or one they deleted); mail to the other players is only counted."""
+    addressed = Counter(a for item in sent for a in _addressed(item.raw))
+    if not addressed or not missing:
+        return
+    holder, _ = addressed.most_common(1)[0]
+    theirs = sorted(m for m in missing if holder in _addressed(replayed.outbox[m]))
+    if theirs:
+        subjects = "; ".join(_subject(replayed.outbox[m]) or m for m in theirs[:5])
+        verdict.notes.append(
+            f"{len(theirs)} mail(s) the rules make to {holder} (whose mailbox this looks like) "
+            f"are not in the mail given, deleted or never sent: {subjects}"
+            + (" ..." if len(theirs) > 5 else "")
+        )
 
 
 def _withheld_answers_note(count: int, where: str) -> str:

@@ -394,6 +394,29 @@ def test_a_players_archive_checks_his_inbox_with_deadlines_around_the_request(
     assert verdict["head"] == record_end.head and verdict["last_link"] == record_end.seq
     assert verdict["sent_after_record"] > 1  # the reply, and the later deadlines' mail
     assert verdict["sent_checked"] == len(rows) - verdict["sent_after_record"]
+    assert not any("are not in the mail given" in note for note in verdict["notes"])
+    # Bob's inbox without one mail to him: the check names it (new-user review: only a count
+    # of mail to anyone moved)
+    held = [r for r in rows if b"Proposal 301" not in r.raw.split(b"\n\n", 1)[0]]
+    assert len(held) < len(rows)
+    write_mbox(player / "SHORT", [(r.raw, r.created_at) for r in held], settings.game.address)
+    short = subprocess.run(
+        [
+            *CLI,
+            "verify",
+            str(player / "game.toml"),
+            str(player / "mail.mbox.gz"),
+            "--no-database",
+            "--sent",
+            str(player / "SHORT"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert short.returncode == 0, short.stdout + short.stderr
+    notes = json.loads(short.stdout)["notes"]
+    assert any(f"to {BOB} (whose mailbox" in note and "Proposal 301" in note for note in notes)
 
 
 def _bare_cr_in_header(raw: bytes) -> bytes:
