@@ -653,11 +653,19 @@ def _check_sent(sent: list[Archived], replayed: _Replayed, verdict: Verdict) -> 
             )
             return
         if not _names_a_reached_link(item.raw, replayed):
+            named = chain_named(item.raw)
+            reached = {seq: head for seq, *_, head in replayed.links}
+            same = named is not None and named[0] in reached
             verdict.fail(
                 Divergence(
                     f"sent mail {mid}",
-                    "its X-Nomic-Chain header names no link the replay reached",
+                    f"its X-Nomic-Chain header names link {named[0]} with another head than "
+                    "the replay's: the mail given is not the mail of the game this was sent in"
+                    if same and named is not None
+                    else "its X-Nomic-Chain header names no link the replay reached",
                     _chain_header_text(item.raw),
+                    f"{named[0]} {reached[named[0]]}" if same and named is not None else "",
+                    ("the mail names", "the replay's link"),
                 )
             )
             return
