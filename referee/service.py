@@ -576,7 +576,8 @@ class Referee:
                 facts.append(_fact(line, over_mails))
                 continue
             queued += more
-            work.append_event(codec.event_to_data(command), at, mail.message_id)
+            payload = codec.event_to_data(command)
+            work.append_event(payload, at, mail.message_id)
             state = decision.state
             log.info(
                 "mail %s: %s -> %s%s",
@@ -587,7 +588,7 @@ class Referee:
             )
             items.append(_item(line.line, outcome, line.meant))
             if not isinstance(line.command, Debate):
-                facts.append(_fact(line, outcome))
+                facts.append(_fact(line, outcome, payload if command is line.command else None))
             effects.extend(notices)
             if any(isinstance(e, ArchiveRequest) for e in decision.effects):
                 archive = len(items) - 1
@@ -1453,18 +1454,19 @@ def _at_word(text: str, width: int) -> str:
     return (cut[:space] if space > width // 2 else cut).rstrip()
 
 
-def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
+def _fact(
+    line: ParsedLine, outcome: Outcome, logged: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
-    the command read from it (as the event log writes it)."""
+    the command read from it (as the event log writes it; `logged`: that command's data as
+    the log was just given it, not made again)."""
     command = line.command
-    return {
-        "line": _cut_line(line.line),
-        "code": outcome.code,
-        "ok": outcome.ok,
-        "command": json.dumps(codec.event_to_data(command), sort_keys=True)
-        if command is not None
-        else "",
-    }
+    if command is None:
+        shown = ""
+    else:
+        data = logged if logged is not None else codec.event_to_data(command)
+        shown = json.dumps(data, sort_keys=True)
+    return {"line": _cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
 
 
 def _dedupe_key(raw: bytes) -> str:

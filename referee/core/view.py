@@ -134,10 +134,12 @@ def house_values(state: GameState) -> list[dict[str, Any]]:
     last = _HOUSE_VALUES[0] if _HOUSE_VALUES else None
     if last is None or any(a is not b for a, b in zip(last[0], key, strict=True)):
         values = params.effective(state)
+        # The parameters some rule in force carries (`params.carrier` is not None), in one pass
+        carried = {name for r in state.rules if r.in_force for name, _ in r.parameters}
         found = [
             {"name": s.name, "value": values[s.name], "meaning": s.meaning}
             for s in params.SPECS
-            if params.carrier(state, s.name) is None and mechanics.parameter_runs(state, s.name)
+            if s.name not in carried and mechanics.parameter_runs(state, s.name)
         ]
         last = (key, found)
         _HOUSE_VALUES[:] = [last]
