@@ -392,7 +392,7 @@ class Referee:
             if work.seen(mail):
                 # A copy of a mail already applied decides nothing: no link, so the chain is
                 # the same whether the inbox was read again (a restore, a crash) or not.
-                log.info("mail %s: duplicate, already applied", _shown(mail.message_id))
+                log.info("mail %s: duplicate, already applied", _Shown(mail.message_id))
                 return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             work.delivered = delivered
             receipt, state = self._handle(work, mail, raw, at, state, oversized)
@@ -402,8 +402,8 @@ class Referee:
         self.last_at = max(self.last_at, at)
         log.info(
             "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
-            _shown(mail.message_id),
-            redact(mail.sender),
+            _Shown(mail.message_id),
+            _Redacted(mail.sender),
             receipt.status,
             receipt.commands,
             receipt.refused,
@@ -474,7 +474,7 @@ class Referee:
         if unseen and not parsed:  # every command disagreed: say so, and read nothing else
             work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.PARTS_DISAGREE.value)
             sent = self._reply(work, mail, at, state, unseen + ignored)
-            log.warning("mail %s: its text and HTML parts disagree", _shown(mail.message_id))
+            log.warning("mail %s: its text and HTML parts disagree", _Shown(mail.message_id))
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, len(unseen), sent), state
         if not parsed:
             parsed = self._answer_to_prompt(mail, state)
@@ -543,7 +543,7 @@ class Referee:
             elif echoes and normalise(line.line) in echoes:
                 log.warning(
                     "mail %s: %r repeats the referee's mail",
-                    _shown(mail.message_id),
+                    _Shown(mail.message_id),
                     line.line[:80],
                 )
                 where = echoes_where(mail, self.settings)
@@ -578,18 +578,19 @@ class Referee:
                 facts.append(_fact(line, over_mails))
                 continue
             queued += more
-            work.append_event(codec.event_to_data(command), at, mail.message_id)
+            payload = codec.event_to_data(command)
+            work.append_event(payload, at, mail.message_id)
             state = decision.state
             log.info(
                 "mail %s: %s -> %s%s",
-                _shown(mail.message_id),
+                _Shown(mail.message_id),
                 line.spec.name,
                 outcome.code,
                 "" if outcome.ok else " (refused)",
             )
             items.append(_item(line.line, outcome, line.meant))
             if not isinstance(line.command, Debate):
-                facts.append(_fact(line, outcome))
+                facts.append(_fact(line, outcome, payload if command is line.command else None))
             effects.extend(notices)
             if any(isinstance(e, ArchiveRequest) for e in decision.effects):
                 archive = len(items) - 1
@@ -810,7 +811,7 @@ class Referee:
             work.append_event(codec.event_to_data(command), at, mail.message_id)
             work.confirmed(pending.token)
             state = decision.state
-        log.info("mail %s: %s confirmed -> %s", _shown(mail.message_id), spell, outcome.code)
+        log.info("mail %s: %s confirmed -> %s", _Shown(mail.message_id), spell, outcome.code)
         line = f"{spell} {pending.name if pending.kind == 'join' else pending.address}"
         sent = self._reply(work, mail, at, state, [_item(line, outcome)])
         if outcome.ok:
@@ -825,9 +826,9 @@ class Referee:
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
                 STOPPED,
-                _shown(mail.message_id),
-                redact(mail.sender) if mail.sender else "nobody",
-                _shown(verdict.stopped),
+                _Shown(mail.message_id),
+                _Redacted(mail.sender) if mail.sender else "nobody",
+                _Shown(verdict.stopped),
             )
         sent = 0
         day = at.date().isoformat()
@@ -866,7 +867,7 @@ class Referee:
             note = f"bounce: of {returned.kind} to {redact(returned.recipient)}"
             sent = self._tell_of_bounce(work, at, state, returned, report.status)
         work.record_inbound(mail, at, InboundStatus.IGNORED, note)
-        log.warning("mail %s: %s%s", _shown(mail.message_id), note, "; told" if sent else "")
+        log.warning("mail %s: %s%s", _Shown(mail.message_id), note, "; told" if sent else "")
         return Receipt(mail.message_id, InboundStatus.IGNORED, 0, 0, sent)
 
     def _tell_of_bounce(
@@ -1203,8 +1204,8 @@ class Referee:
             self.queued += 1
             log.info(
                 "mail %s from %s: unreadable (%s); %s",
-                _shown(mail.message_id),
-                redact(mail.sender),
+                _Shown(mail.message_id),
+                _Redacted(mail.sender),
                 problem.reason.value,
                 "answered" if believed else "the short note sent",
             )
@@ -1459,18 +1460,19 @@ def _at_word(text: str, width: int) -> str:
     return (cut[:space] if space > width // 2 else cut).rstrip()
 
 
-def _fact(line: ParsedLine, outcome: Outcome) -> dict[str, Any]:
+def _fact(
+    line: ParsedLine, outcome: Outcome, logged: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
-    the command read from it (as the event log writes it)."""
+    the command read from it (as the event log writes it; `logged`: that command's data as
+    the log was just given it, not made again)."""
     command = line.command
-    return {
-        "line": _cut_line(line.line),
-        "code": outcome.code,
-        "ok": outcome.ok,
-        "command": json.dumps(codec.event_to_data(command), sort_keys=True)
-        if command is not None
-        else "",
-    }
+    if command is None:
+        shown = ""
+    else:
+        data = logged if logged is not None else codec.event_to_data(command)
+        shown = json.dumps(data, sort_keys=True)
+    return {"line": _cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
 
 
 def _dedupe_key(raw: bytes) -> str:
@@ -1493,6 +1495,31 @@ def _shown(message_id: str) -> str:
         return message_id  # as nearly every one is: nothing to replace, nothing to cut
     cleaned = "".join(c if c.isprintable() else "?" for c in message_id[:200])
     return cleaned + ("..." if len(message_id) > 200 else "")
+
+
+class _Shown:
+    """`_shown` of a Message-ID, made only when a log line is written (`%s`): with logging
+    off, or below its level, the line costs no pass over the text (issue 19)."""
+
+    __slots__ = ("message_id",)
+
+    def __init__(self, message_id: str) -> None:
+        self.message_id = message_id
+
+    def __str__(self) -> str:
+        return _shown(self.message_id)
+
+
+class _Redacted:
+    """`redact` of an address, made only when a log line is written (see `_Shown`)."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    def __str__(self) -> str:
+        return redact(self.address)
 
 
 def echoes_where(mail: InboundMail, settings: Settings) -> str:

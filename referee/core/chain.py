@@ -20,6 +20,10 @@ from datetime import datetime
 from typing import Any
 
 GENESIS = "0" * 64  # the head before the first link
+# The state's digest keeps the hash before a field once this many bytes were hashed since the
+# last one kept: fewer copies of the hash on each link, and at most this many bytes hashed
+# again to find a field's start when a change is first found in it
+KEPT_EVERY = 2048
 
 
 def digest(data: bytes) -> str:
@@ -112,15 +116,18 @@ class _Field:
     tuple field) or of the value, the hash before its `name=` and, for the field a change was
     found in, the hash before each member (`marks`), so the next change resumes there."""
 
-    __slots__ = ("joined", "marks", "start", "texts", "value")
+    __slots__ = ("chunk", "joined", "marks", "start", "texts", "value")
 
     def __init__(self, value: object, texts: list[bytes], start: Any) -> None:
         self.value = value
         self.texts = texts  # a tuple field's members' texts; otherwise the value's, alone
-        self.start = start  # the hash of everything before this field's `name=`
+        # The hash of everything before this field's `name=`, or None where not kept (see
+        # `StateDigest._start_of`)
+        self.start = start
         # The hash before member k (k = len: before the `)`), where kept
         self.marks: list[Any] | None = None
         self.joined: bytes | None = None  # the whole field's text after `name=`, once made
+        self.chunk: bytes | None = None  # `name=` and that text, once made
 
 
 def _closing(count: int) -> bytes:
@@ -231,39 +238,86 @@ class StateDigest:
             break
         if old and first == count:
             return
+        headers = self._headers
         if not old:
-            start = hashlib.sha256(f"{kind.__qualname__}(".encode())
+            hasher = hashlib.sha256(f"{kind.__qualname__}(".encode())
             fields: list[_Field] = []
+            since = KEPT_EVERY  # the first field's start is kept
         else:
             fields = old[:first]
-            start = old[first].start
-        hasher = start.copy()
-        headers = self._headers
+            start = self._start_of(first)
+            hasher = start.copy()
+            since = 0
+        pending: list[bytes] = []  # texts of the fields after the first change, to hash at once
         for index in range(first, count):
             value = values[index]
             header = headers[index]
-            if index > first or not old:
-                start = hasher.copy()
-            if type(value) is not tuple:
-                kept = old[index] if old else None
-                if kept is not None and kept.value is value:
-                    field = kept  # the same value: the same text
-                    field.start = start
+            if old and index == first:
+                if type(value) is not tuple:
+                    field = _Field(value, [repr(value).encode("utf-8")], old[first].start)
+                    hasher.update(header)
+                    hasher.update(field.texts[0])
                 else:
-                    field = _Field(value, [repr(value).encode("utf-8")], start)
-                hasher.update(header)
-                hasher.update(field.texts[0])
-            elif index == first and old:
-                field = self._resume(old[first], value, member, header)
-                hasher = field.marks[-1].copy()  # type: ignore[index]
-                hasher.update(_closing(len(value)))
+                    field = self._resume(old[first], value, member, header)
+                    hasher = field.marks[-1].copy()  # type: ignore[index]
+                    hasher.update(_closing(len(value)))
+                since = KEPT_EVERY  # hashed from a kept mark: keep the next field's start
+                fields.append(field)
+                continue
+            # A field after the first change: its start is kept only every KEPT_EVERY bytes
+            if since >= KEPT_EVERY:
+                if pending:
+                    hasher.update(b"".join(pending))
+                    pending = []
+                start = hasher.copy()
+                since = 0
             else:
-                field = self._later(old[index] if old else None, value, start)
-                hasher.update(header)
-                hasher.update(self._whole(field))
+                start = None
+            kept = old[index] if old else None
+            if kept is not None and kept.value is value and kept.chunk is not None:
+                field = kept  # the same value: the same text (the most common case)
+                field.start = start
+                field.marks = None  # the hashes before its members, kept no more
+                chunk = kept.chunk
+            else:
+                if type(value) is not tuple:
+                    if kept is not None and kept.value is value:
+                        field = kept  # the same value: the same text
+                        field.start = start
+                    else:
+                        field = _Field(value, [repr(value).encode("utf-8")], start)
+                else:
+                    field = self._later(kept, value, start)
+                chunk = self._chunk(field, header)
+            pending.append(chunk)
+            since += len(chunk)
             fields.append(field)
+        if pending:
+            hasher.update(b"".join(pending))
         self._fields = fields
         self._end = hasher
+
+    def _start_of(self, index: int) -> Any:
+        """The hash before field `index`'s `name=`: kept, or made again from the nearest field
+        before it whose start is kept (fewer than KEPT_EVERY bytes before it), and kept."""
+        fields = self._fields
+        field = fields[index]
+        if field.start is not None:
+            return field.start
+        kept = index - 1
+        while fields[kept].start is None:
+            kept -= 1
+        hasher = fields[kept].start.copy()
+        headers = self._headers
+        hasher.update(b"".join(self._chunk(fields[i], headers[i]) for i in range(kept, index)))
+        field.start = hasher
+        return hasher
+
+    def _chunk(self, field: _Field, header: bytes) -> bytes:
+        """A field's whole text with its `name=` before it, made once while it is the same."""
+        if field.chunk is None:
+            field.chunk = header + self._whole(field)
+        return field.chunk
 
     def _later(self, before: _Field | None, value: tuple[object, ...], start: Any) -> _Field:
         """A tuple field after the first change: its text is hashed whole, so the hash before

@@ -368,6 +368,10 @@ class DigestItem:
     to: tuple[str, ...]
 
 
+# The last `GameState.rules_in_force`: (the tuple of rules, those in force by number)
+_IN_FORCE: list[tuple[tuple[Rule, ...], tuple[Rule, ...]]] = []
+
+
 @dataclass(frozen=True)
 class GameState:
     """Everything the referee knows about one game."""
@@ -494,7 +498,15 @@ class GameState:
 
     @property
     def rules_in_force(self) -> tuple[Rule, ...]:
-        return tuple(sorted((r for r in self.rules if r.in_force), key=lambda r: r.number))
+        """The rules in force by number; the last answer is kept with the very tuple of rules
+        it was read from, and given again while the state holds the same one."""
+        rules = self.rules
+        last = _IN_FORCE[0] if _IN_FORCE else None
+        if last is not None and last[0] is rules:
+            return last[1]
+        found = tuple(sorted((r for r in rules if r.in_force), key=lambda r: r.number))
+        _IN_FORCE[:] = [(rules, found)]
+        return found
 
     @property
     def mutable_count(self) -> int:

@@ -147,7 +147,7 @@ class Step:
             notices.Scores(
                 changes=data,
                 scores=scores,
-                king=view.ruleset_data(self.state)["king"],
+                king=self.name_of(self.state.king),
                 winning_score=self.params()["winning_score"],
             ),
             Thread.ruleset(),

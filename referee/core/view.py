@@ -125,13 +125,29 @@ def scores_data(state: GameState) -> list[dict[str, Any]]:
 def house_values(state: GameState) -> list[dict[str, Any]]:
     """The parameters no rule in force carries: their house value holds (config, else default).
     A parameter of a mechanic that no longer runs (206's bonus once 206 is repealed) is not
-    listed: a house value never revives a repealed rule."""
-    values = params.effective(state)
-    return [
-        {"name": s.name, "value": values[s.name], "meaning": s.meaning}
-        for s in params.SPECS
-        if params.carrier(state, s.name) is None and mechanics.parameter_runs(state, s.name)
-    ]
+    listed: a house value never revives a repealed rule.
+
+    It depends on the rules, the house values, the declared carriers and the house mechanics
+    only: the last answer is kept with the very tuples it was read from, and given again (new
+    dicts) while the state holds the same ones."""
+    key = (state.rules, state.house_parameters, state.carriers, state.house_mechanics)
+    last = _HOUSE_VALUES[0] if _HOUSE_VALUES else None
+    if last is None or any(a is not b for a, b in zip(last[0], key, strict=True)):
+        values = params.effective(state)
+        # The parameters some rule in force carries (`params.carrier` is not None), in one pass
+        carried = {name for r in state.rules if r.in_force for name, _ in r.parameters}
+        found = [
+            {"name": s.name, "value": values[s.name], "meaning": s.meaning}
+            for s in params.SPECS
+            if s.name not in carried and mechanics.parameter_runs(state, s.name)
+        ]
+        last = (key, found)
+        _HOUSE_VALUES[:] = [last]
+    return [dict(value) for value in last[1]]
+
+
+# The last `house_values`: (the tuples it was read from, its answer)
+_HOUSE_VALUES: list[tuple[tuple[object, ...], list[dict[str, Any]]]] = []
 
 
 def ruleset_data(state: GameState) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
+from sqlmodel.sql.sqltypes import UTCDateTime
 
 from referee.core import codec
 from referee.core.chain import GENESIS
@@ -833,7 +834,10 @@ class _Fast:
             expanding = bool(bind is not None and bind.expanding)
             column = next((c for c in compiled.insert_prefetch if c.key == name), None)
             if name in given:
-                self.slots.append((name, None, processors.get(name), expanding))
+                process = processors.get(name)
+                if process is not None and bind is not None and not expanding:
+                    process = _utc_text(process, bind.type)
+                self.slots.append((name, None, process, expanding))
             elif column is not None and column.default is not None and column.default.is_scalar:
                 self.slots.append((None, column.default.arg, processors.get(name), False))
             elif bind is not None and bind.callable is None and bind.value is not None:
@@ -901,6 +905,36 @@ class _Fast:
 
 
 _POSTCOMPILE = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+
+# Times the bind processor of an aware time column is tried on before `_utc_text` stands in
+# for it: the year's first instant and its last microsecond, and a year of three digits
+_UTC_SAMPLES = (
+    datetime(2026, 1, 1, tzinfo=UTC),
+    datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    datetime(999, 3, 4, 5, 6, 7, 8, tzinfo=UTC),
+)
+
+
+def _utc_text(process: Any, kind: Any) -> Any:
+    """A bind processor that writes a time already in UTC as the text SQLAlchemy's does for an
+    aware time column on SQLite (`YYYY-MM-DD HH:MM:SS.ffffff`), in one call instead of its
+    conversion to UTC and formatting through a dict: every inbound row, event and link has
+    one or two (issue 19). Any other value (another zone, none, not a time) is left to
+    SQLAlchemy's own; so is a column whose processor writes the samples otherwise."""
+    if not isinstance(kind, UTCDateTime):
+        return process
+    try:
+        if any(process(t) != t.isoformat(" ", "microseconds")[:-6] for t in _UTC_SAMPLES):
+            return process
+    except Exception:  # a processor that fails on a sample is kept as it is
+        return process
+
+    def text(value: Any) -> Any:
+        if type(value) is datetime and value.tzinfo is UTC:
+            return value.isoformat(" ", "microseconds")[:-6]  # less its `+00:00`
+        return process(value)
+
+    return text
 
 
 class _Unhandled(Exception):
@@ -1104,15 +1138,16 @@ class UnitOfWork:
     def record_inbound(
         self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0
     ) -> None:
+        key = mail.dedupe_key  # made from the mail's fields each time it is asked
         statuses = self._inbound_keys() if self._kept is not None else None
-        if statuses is None or statuses.get(mail.dedupe_key) == QUARANTINED:
-            self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": mail.dedupe_key})
+        if statuses is None or statuses.get(key) == QUARANTINED:
+            self._run(_FORGET_QUARANTINED, {"g": self.game_id, "k": key})
         note = note[:500]
         self._run(
             _INSERT_INBOUND,
             {
                 "game_id": self.game_id,
-                "dedupe_key": mail.dedupe_key,
+                "dedupe_key": key,
                 "message_id": mail.message_id,
                 "sender": mail.sender,
                 "received_at": at,
@@ -1124,7 +1159,7 @@ class UnitOfWork:
         )
         if statuses is None or self._kept is None:
             return
-        statuses[mail.dedupe_key] = str(status)
+        statuses[key] = str(status)
         # The row counts in its sender's day as `_TODAY` reads it: the day its time is stored
         # under (SQLite's text of the time as given), when it spends the sender's allowance
         if status in _SPENDING and not note.startswith(UNBELIEVED):
