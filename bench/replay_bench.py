@@ -12,6 +12,7 @@ game, to show how the cost grows.
 from __future__ import annotations
 
 import argparse
+import logging
 import mailbox
 import statistics
 import tempfile
@@ -145,6 +146,7 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    logging.getLogger("referee").setLevel(logging.ERROR)  # the game's own log: not the figures
     with tempfile.TemporaryDirectory() as folder:
         measure(Path(folder), args.messages, args.players, args.repeat)
         if args.large:
