@@ -12,6 +12,7 @@ a proposal rejected under unanimity (203), the King's awards (202) and the winne
 from __future__ import annotations
 
 import mailbox
+import os
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -135,6 +136,17 @@ def _still_the_demo(config: Path) -> bool:
     )
 
 
+def deliver(new: Path, raw: bytes, at: datetime, index: int) -> None:
+    """Put a mail into the Maildir's `new/` as an MTA would at the game's time `at`: its
+    unique name starts with the seconds of `at` and the file is dated then, so the referee
+    (and `verify` of the Processed folder later) takes it as delivered at `at`, not at the
+    moment the demo ran."""
+    name = f"{int(at.timestamp())}.demo{index}.nomic-demo"
+    path = new / name
+    path.write_bytes(raw)
+    os.utime(path, (at.timestamp(), at.timestamp()))
+
+
 SUBJECTS = {
     "PROPOSE": ("A proposal", "Una proposta"),
     "PROPONGO": ("A proposal", "Una proposta"),
@@ -208,16 +220,16 @@ def play(folder: Path, language: str, echo: Echo) -> None:
     done = initialise(settings, start)
     echo(f"{config}: {done.players} players, {done.rules} rules; first turn: {done.first_turn}")
     echo("Each line is a mail dropped into maildir/new/ and taken by the referee (run --once).")
-    inbox = mailbox.Maildir(str(settings.maildir), create=False)
+    inbox = settings.maildir / "new"
     store = Store(settings.database_url)
     try:
         service = Service(settings, store)
         narrator = _Narrator(service, store, echo)
         narrator.step(start, "[game starts]")
-        for move in SCRIPT:
+        for index, move in enumerate(SCRIPT):
             at = start + timedelta(hours=move.hours)
             narrator.deadlines(at)
-            inbox.add(mail(move, language, at))
+            deliver(inbox, mail(move, language, at), at, index)
             text = move.english if language == "en" else move.italian
             narrator.step(at, f"{NAMES[move.sender]}: " + " / ".join(text.splitlines()[:2]))
         narrator.deadlines(start + timedelta(days=29))

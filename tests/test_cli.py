@@ -378,6 +378,10 @@ def test_demo_plays_a_game_to_its_winner(tmp_path: Path, language: str) -> None:
     assert state["mail"]["sent"] == sent and state["mail"].get("pending", 0) == 0
     turn = "turn" if language == "en" else "turno"  # Bob's out-of-turn proposal is refused
     assert any(turn in t and "201" in t for t in _replies(folder / "sent", "bob@example.org"))
+    # the players' mail as the referee took it, dated at the game's time, verifies (213)
+    processed = folder / "maildir" / ".Processed"
+    checked = cli("verify", folder / "game.toml", processed, "--sent", folder / "sent")
+    assert checked.returncode == 0 and "PASS" in checked.stdout, checked.stdout + checked.stderr
     again = cli("demo", "--language", language, cwd=tmp_path)  # a second run starts afresh
     assert again.returncode == 0, again.stderr
     assert len(mailbox.Maildir(str(folder / "sent"), create=False)) == sent
