@@ -109,6 +109,8 @@ class _Replayed:
     links: list[tuple[int, str, datetime, bytes | None, str, str]] = field(default_factory=list)
     outbox: dict[str, bytes] = field(default_factory=dict)
     players: set[str] = field(default_factory=set)  # every address that played, at the end
+    # Each inbound mail as the replay records it (`Store.inbound_rows`)
+    inbound: list[tuple[str, str, str, datetime, int]] = field(default_factory=list)
     # Each event's sequence, time and the Message-ID of its mail, as the replay logs them
     events: list[tuple[int, datetime, str | None]] = field(default_factory=list)
     # Answers to mail that could not be read, which the mail given does not make (that mail is
@@ -146,6 +148,7 @@ def verify(
         replayed.outbox = {r.message_id: r.raw for r in store.outbox(referee.game_id)}
         replayed.players = {p.email for p in referee.state.players}
         replayed.events = [(q, at, mid) for q, at, mid, _ in store.event_log(referee.game_id)]
+        replayed.inbound = store.inbound_rows(referee.game_id)
 
     began = _started(settings) if database else None
     recorded = _recorded(settings) if database else {}
@@ -414,6 +417,7 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
         rows = store.outbox(game_id)
         snapshot, seq = store.snapshot(game_id)
         opened = rebuild_from(snapshot, store.events(game_id, after=seq))  # as `run` opens it
+        inbound = store.inbound_rows(game_id)
     finally:
         store.close()
     outbox = {r.message_id: (r.recipient, r.raw) for r in rows if r.kind not in UNREAD_KINDS}
@@ -542,6 +546,10 @@ def _check_database(settings: Settings, replayed: _Replayed, verdict: Verdict) -
                 f"{len(bound)} events",
             )
         )
+        return
+    found = _inbound_divergence(inbound, replayed.inbound, verdict.withheld)
+    if found is not None:
+        verdict.fail(found)
         return
     if links and not _opens_at_last_link(opened, _json(links[-1].record), settings):
         verdict.fail(
@@ -827,6 +835,43 @@ def _field_names(raw: bytes) -> frozenset[bytes]:
         for line in head.split(b"\n")
         if line[:1] not in (b" ", b"\t") and b":" in line
     )
+
+
+def _inbound_divergence(
+    stored: list[tuple[str, str, str, datetime, int]],
+    made: list[tuple[str, str, str, datetime, int]],
+    withheld: int,
+) -> Divergence | None:
+    """The first inbound mail the database records otherwise than the replay: its sender,
+    status (applied, refused, a stranger's ...), time or count of commands, or missing; a
+    row the replay does not make must be a quarantined mail's (it makes no link). A deleted
+    row would let the same mail be applied again when the inbox is read again. A record that
+    withholds mail (ARCHIVE's) has a stand-in in place of each of `withheld` mails, which
+    records no inbound row: that many rows are left unmatched."""
+    rows = {
+        key: (sender, status, _utc(at), commands) for key, sender, status, at, commands in stored
+    }
+    for key, sender, status, at, commands in made:
+        row = rows.pop(key, None)
+        expected = (sender, status, _utc(at), commands)
+        if row != expected:
+            return Divergence(
+                f"inbound mail from {sender} at {_utc(at).isoformat()}",
+                "the database does not record this mail"
+                if row is None
+                else "the database records this mail otherwise than the replay",
+                "" if row is None else f"{row[0]} {row[1]} {row[2].isoformat()} {row[3]}",
+                f"{sender} {status} {_utc(at).isoformat()} {commands}",
+                ("the database holds", "the replay records"),
+            )
+    added = [(key, row) for key, row in rows.items() if row[1] != "quarantined"]
+    if len(added) > withheld:
+        key, (sender, status, at, _) = added[0]
+        return Divergence(
+            f"inbound mail from {sender} at {at.isoformat()}",
+            f"the database records a mail ({status}) that no link of the chain holds",
+        )
+    return None
 
 
 def _opens_at_last_link(opened: GameState, last: dict[str, Any], settings: Settings) -> bool:

@@ -528,6 +528,14 @@ def _redirect_a_notice(db: sqlite3.Connection) -> None:
     db.execute("UPDATE outbox SET recipient = 'eve@evil.example' WHERE id = ?", (row,))
 
 
+def _delete_an_inbound_row(db: sqlite3.Connection) -> None:
+    db.execute("DELETE FROM inbound WHERE id = (SELECT MIN(id) FROM inbound)")
+
+
+def _refuse_an_applied_mail(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE inbound SET status = 'refused' WHERE status = 'processed' AND id = 3")
+
+
 def _forge_a_deciding_mail(db: sqlite3.Connection) -> None:
     db.execute("UPDATE events SET message_id = '<forged@evil.example>' WHERE seq = 4")
 
@@ -539,12 +547,16 @@ def _forge_a_deciding_mail(db: sqlite3.Connection) -> None:
         (_delete_a_notice, "the database's outbox does not hold it"),
         (_redirect_a_notice, "not addressed to"),
         (_forge_a_deciding_mail, "time or mail is not the replay's"),
+        (_delete_an_inbound_row, "the database does not record this mail"),
+        (_refuse_an_applied_mail, "records this mail otherwise than the replay"),
     ],
     ids=[
         "forged-state-snapshot",
         "deleted-outbox-mail",
         "redirected-outbox-mail",
         "forged-deciding-mail",
+        "deleted-inbound-row",
+        "changed-inbound-status",
     ],
 )
 def test_a_changed_game_row_or_outbox_fails_verify(

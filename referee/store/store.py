@@ -473,6 +473,15 @@ class Store:
             ).one()
             return int(count)
 
+    def inbound_rows(self, game_id: int) -> list[tuple[str, str, str, datetime, int]]:
+        """Every inbound mail's dedupe key, sender, status, time of effect and count of
+        commands, in the order they were recorded (`verify` compares them, 213)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(InboundRow).where(InboundRow.game_id == game_id).order_by(col(InboundRow.id))
+            ).all()
+            return [(r.dedupe_key, r.sender, r.status, r.received_at, r.commands) for r in rows]
+
     # ----- one owner per game ---------------------------------------------------------------
 
     def acquire(
