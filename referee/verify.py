@@ -843,30 +843,29 @@ def _inbound_divergence(
     withheld: int,
 ) -> Divergence | None:
     """The first inbound mail the database records otherwise than the replay: its sender,
-    status (applied, refused, a stranger's ...), time or count of commands, or missing; a
-    row the replay does not make must be a quarantined mail's (it makes no link). A deleted
+    status (applied, refused, a stranger's ...) or time, or missing (its count of commands is
+    not compared: rows written before that column was kept hold none); a row the replay does
+    not make must be a quarantined mail's (it makes no link). A deleted
     row would let the same mail be applied again when the inbox is read again. A record that
     withholds mail (ARCHIVE's) has a stand-in in place of each of `withheld` mails, which
     records no inbound row: that many rows are left unmatched."""
-    rows = {
-        key: (sender, status, _utc(at), commands) for key, sender, status, at, commands in stored
-    }
-    for key, sender, status, at, commands in made:
+    rows = {key: (who, status, _utc(at)) for key, who, status, at, _ in stored}
+    for key, sender, status, at, _commands in made:
         row = rows.pop(key, None)
-        expected = (sender, status, _utc(at), commands)
+        expected = (sender, status, _utc(at))
         if row != expected:
             return Divergence(
                 f"inbound mail from {sender} at {_utc(at).isoformat()}",
                 "the database does not record this mail"
                 if row is None
                 else "the database records this mail otherwise than the replay",
-                "" if row is None else f"{row[0]} {row[1]} {row[2].isoformat()} {row[3]}",
-                f"{sender} {status} {_utc(at).isoformat()} {commands}",
+                "" if row is None else f"{row[0]} {row[1]} {row[2].isoformat()}",
+                f"{sender} {status} {_utc(at).isoformat()}",
                 ("the database holds", "the replay records"),
             )
     added = [(key, row) for key, row in rows.items() if row[1] != "quarantined"]
     if len(added) > withheld:
-        key, (sender, status, at, _) = added[0]
+        key, (sender, status, at) = added[0]
         return Divergence(
             f"inbound mail from {sender} at {at.isoformat()}",
             f"the database records a mail ({status}) that no link of the chain holds",
