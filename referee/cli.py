@@ -1091,7 +1091,7 @@ def verify(
     if sent is not None:
         sent = _mail_source(sent, "verify --sent")
     with answers(settings, "verify"):
-        verdict = run_verify(settings, inbound, sent, database=not no_database)
+        verdict = run_verify(settings, inbound, sent, database=not no_database, progress=True)
     if as_json:
         typer.echo(verdict.as_json())
     else:

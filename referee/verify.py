@@ -122,7 +122,11 @@ UNREAD_KINDS = ("unreadable", "unreadable_note")  # the outbox kinds of those an
 
 
 def verify(
-    settings: Settings, inbound: Path, sent: Path | None = None, database: bool = True
+    settings: Settings,
+    inbound: Path,
+    sent: Path | None = None,
+    database: bool = True,
+    progress: bool = False,
 ) -> Verdict:
     """Replay `inbound` and check the database's record and the `sent` mail against it."""
     messages = read_mail(inbound)
@@ -176,6 +180,7 @@ def verify(
         inspect=keep,
         start=began,
         recorded=recorded,
+        progress=progress,  # a bar on a terminal, for a long record
     )
     verdict.withheld = result.withheld
     if result.withheld:
