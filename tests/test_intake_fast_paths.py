@@ -9,12 +9,10 @@ to the exact line-by-line checks they skip, and the log's Message-ID to its slow
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import re
 import unicodedata
 from email import message_from_bytes, policy
-from email.header import Header, decode_header, make_header
 from email.message import Message
 
 from hypothesis import given, settings
@@ -49,17 +47,7 @@ def _same(fast: object, slow: object) -> bool:
 
 def _slow_text(message: Message, name: str) -> str:
     """A header's decoded text as parse read it before the table: `Message.get` each time."""
-    value = message.get(name)
-    if value is None:
-        return ""
-    if isinstance(value, Header):
-        text = "".join(parse._eight_bit(part, charset) for part, charset in decode_header(value))
-    else:
-        text = str(value)
-    if "=?" in text:
-        with contextlib.suppress(ValueError, LookupError, UnicodeError, TypeError):
-            text = str(make_header(decode_header(text)))
-    return " ".join(text.split())
+    return parse._decoded(message.get(name))
 
 
 header_value = st.one_of(

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -375,22 +376,21 @@ def test_a_players_archive_checks_his_inbox_with_deadlines_around_the_request(
     (player / "mail.mbox.gz").write_bytes(files["mail.mbox.gz"])
     assert gzip.decompress(files["mail.mbox.gz"]).startswith(b"From ")
     write_mbox(player / "INBOX", [(r.raw, r.created_at) for r in rows], settings.game.address)
-    done = subprocess.run(
-        [
-            *CLI,
-            "verify",
-            str(player / "game.toml"),
-            str(player / "mail.mbox.gz"),
-            "--no-database",
-            "--sent",
-            str(player / "INBOX"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    verdict = json.loads(done.stdout)
+
+    def players_check(inbox: str) -> dict[str, Any]:
+        """Bob's check, as he runs it: his archive against the mail in his `inbox`."""
+        archive = (str(player / "game.toml"), str(player / "mail.mbox.gz"))
+        sent = ("--no-database", "--sent", str(player / inbox), "--json")
+        done = subprocess.run(
+            [*CLI, "verify", *archive, *sent],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        found: dict[str, Any] = json.loads(done.stdout)
+        return found
+
+    verdict = players_check("INBOX")
     assert verdict["head"] == record_end.head and verdict["last_link"] == record_end.seq
     assert verdict["sent_after_record"] > 1  # the reply, and the later deadlines' mail
     assert verdict["sent_checked"] == len(rows) - verdict["sent_after_record"]
@@ -400,22 +400,7 @@ def test_a_players_archive_checks_his_inbox_with_deadlines_around_the_request(
     held = [r for r in rows if b"Proposal 301" not in r.raw.split(b"\n\n", 1)[0]]
     assert len(held) < len(rows)
     write_mbox(player / "SHORT", [(r.raw, r.created_at) for r in held], settings.game.address)
-    short = subprocess.run(
-        [
-            *CLI,
-            "verify",
-            str(player / "game.toml"),
-            str(player / "mail.mbox.gz"),
-            "--no-database",
-            "--sent",
-            str(player / "SHORT"),
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert short.returncode == 0, short.stdout + short.stderr
-    notes = json.loads(short.stdout)["notes"]
+    notes = players_check("SHORT")["notes"]
     assert any(f"to {BOB} (whose mailbox" in note and "Proposal 301" in note for note in notes)
 
 
