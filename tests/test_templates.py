@@ -277,6 +277,7 @@ REASON_DATA: dict[str, Any] = {
     "syntax": "VOTE N YES|NO",
     "problem": "YES/NO",
     "why": "no DKIM signature",
+    "characters": ["<", "@"],
     "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [

@@ -7,6 +7,12 @@ letters become plain ones), accents removed, the Cyrillic and Greek letters draw
 ones mapped to them (no maintained confusables library is installed, so `_LOOKALIKE` is the
 table of the common ones, after Unicode's confusables.txt), case folded, and every non-letter
 dropped. Pure.
+
+A name is also written into mail headers (`From: Bob Rossi via Game`), so `unsafe` finds what a
+name may not hold: the characters that would end a display name and start an address or a
+second mailbox (`<`, `>`, `@`, `"`, `,`, `;`) and control characters (an apostrophe stays:
+D'Amico). `mailbox_of` is the mailbox an address reaches, "+tag" and capitals aside: one
+mailbox holds one seat (201).
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ _LOOKALIKE = str.maketrans(
         "ı": "i", "ȷ": "j", "ℓ": "l",
     }
 )  # fmt: skip
+# What would end a display name in a header and begin an address or another mailbox
+_UNSAFE = frozenset('<>@",;')
+# Unicode's bidirectional classes of the embedding, override and isolate controls and marks
+_BIDI_CONTROLS = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 CLOSE = 0.8  # difflib's ratio of two keys read as close ("Bob Rossi" / "Rob Rossi": 0.94)
 
 
@@ -69,3 +79,40 @@ def close_names(state: GameState, name: str) -> tuple[Player, ...]:
         if theirs != wanted and (any(len(w) > 2 for w in shared) or near):
             found.append(p)
     return tuple(found)
+
+
+def unsafe(name: str) -> str:
+    """The characters of `name` a display name may not hold, in order, each once ("" if none):
+    the specials that start an address or another mailbox, control characters, line and
+    paragraph separators, and the controls that reorder text (a right-to-left override). The
+    joiners some scripts spell names with (U+200C, U+200D) stay."""
+    found: list[str] = []
+    for c in name:
+        bad = (
+            c in _UNSAFE
+            or unicodedata.category(c) in ("Cc", "Cs", "Co", "Cn", "Zl", "Zp")
+            or unicodedata.bidirectional(c) in _BIDI_CONTROLS
+        )
+        if bad and c not in found:
+            found.append(c)
+    return "".join(found)
+
+
+def mailbox_of(address: str) -> str:
+    """The mailbox an address reaches: lower-case, without a "+tag" in its local part."""
+    local, at, domain = address.strip().lower().rpartition("@")
+    if not at:
+        return domain
+    return f"{local.split('+', 1)[0] or local}@{domain}"
+
+
+def same_mailbox(one: str, other: str) -> bool:
+    return mailbox_of(one) == mailbox_of(other)
+
+
+def seat_of(state: GameState, address: str) -> Player | None:
+    """The active player, other than `address` itself, whose mailbox `address` reaches."""
+    return next(
+        (p for p in state.active_players if p.email != address and same_mailbox(p.email, address)),
+        None,
+    )

@@ -116,6 +116,8 @@ class Reason(enum.StrEnum):
     ALREADY_PLAYING = "already_playing"
     REQUEST_PENDING = "request_pending"
     NAME_TAKEN = "name_taken"
+    NAME_UNSAFE = "name_unsafe"
+    MAILBOX_PLAYING = "mailbox_playing"
     UNKNOWN_REQUEST = "unknown_request"
     ADDRESS_TAKEN = "address_taken"
     ADDRESS_OF_GAME = "address_of_game"  # a player cannot move to the game's own address
@@ -803,6 +805,24 @@ class NameTaken(Refused):
 
 
 @dataclass(frozen=True)
+class NameUnsafe(Refused):
+    """201: a newcomer's name holds what would end a display name in a header and begin an
+    address or a second mailbox (`names.unsafe`): `JOIN Eve Adams <ada@example.org>`."""
+
+    code: ClassVar[Reason] = Reason.NAME_UNSAFE
+    characters: list[str]  # each one shown as a reader can tell it (a control as U+0007)
+
+
+@dataclass(frozen=True)
+class MailboxPlaying(Refused):
+    """201: the newcomer's address reaches a player's mailbox (a "+tag", other capitals):
+    one mailbox holds one seat, as for a move of address (`AddressTaken`)."""
+
+    code: ClassVar[Reason] = Reason.MAILBOX_PLAYING
+    email: str  # the newcomer's address
+
+
+@dataclass(frozen=True)
 class RequestPending(Refused):
     code: ClassVar[Reason] = Reason.REQUEST_PENDING
     email: str
@@ -1045,6 +1065,8 @@ REFUSED: tuple[type[Refused], ...] = (
     TwoAnswers,
     AlreadyPlaying,
     NameTaken,
+    NameUnsafe,
+    MailboxPlaying,
     RequestPending,
     UnknownRequest,
     AddressTaken,

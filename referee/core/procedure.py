@@ -231,6 +231,11 @@ def bar(state: GameState, cmd: Command | Enrol) -> outcomes.Refused | None:
         taken = names.same_name(state, cmd.name)
         if taken is not None:
             return outcomes.NameTaken(name=taken.name)
+        unsafe = names.unsafe(cmd.name)
+        if unsafe:
+            return outcomes.NameUnsafe(characters=[_shown(c) for c in unsafe])
+        if names.seat_of(state, email) is not None:  # one mailbox, one seat
+            return outcomes.MailboxPlaying(email=email)
         return None
     player = state.player(cmd.sender)
     if player is None or (move.role is not Role.ANYONE and not player.active):
@@ -252,6 +257,11 @@ def bar(state: GameState, cmd: Command | Enrol) -> outcomes.Refused | None:
     if stage not in move.stages:
         return _outside(state, cmd, move, stage)
     return None
+
+
+def _shown(character: str) -> str:
+    """A character as a reader can tell it: itself if printable, else its code point."""
+    return character if character.isprintable() else f"U+{ord(character):04X}"
 
 
 def _outside(state: GameState, cmd: Command, move: Move, stage: Stage) -> outcomes.Refused:

@@ -7,7 +7,8 @@ and votes only on proposals circulated after joining (203: an open vote keeps it
 newcomer's abstention cannot sink it). A player who moves keeps everything but the address;
 the new address may not be another player's, even with a "+tag" added to its local part or in
 other capitals (`same_mailbox`: both reach one mailbox), nor the game's own (the service checks
-the game's addresses before any confirmation is mailed).
+the game's addresses before any confirmation is mailed). A newcomer's address may not reach an
+active player's mailbox either (`procedure.bar`: one mailbox, one seat).
 Leaving is `QUIT` (114), in `machine`. Pure: the confirmations by mail live in the mail layer.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from referee.core import names, notices, outcomes, view
 from referee.core.events import Admit, AskToJoin, Enrol, MoveAddress
 from referee.core.model import GameState, JoinRequest, Player, RequestStatus, replace
+from referee.core.names import same_mailbox as same_mailbox  # the service checks moves with it
 from referee.core.order import rotation
 from referee.core.step import Refusal, Step
 from referee.core.threads import Thread
@@ -132,18 +134,6 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
         ),
     )
     return shown_round
-
-
-def mailbox_of(address: str) -> str:
-    """The mailbox an address reaches: lower-case, without a "+tag" in its local part."""
-    local, at, domain = address.strip().lower().rpartition("@")
-    if not at:
-        return domain
-    return f"{local.split('+', 1)[0] or local}@{domain}"
-
-
-def same_mailbox(one: str, other: str) -> bool:
-    return mailbox_of(one) == mailbox_of(other)
 
 
 def address_taken(state: GameState, new: str, sender: str) -> bool:

@@ -7,7 +7,10 @@ A notice to every player is rendered and encoded once; only the headers differ p
 Every mail names, in `X-Nomic-Chain`, the link of the game's hash chain that the mail belongs
 to (its number and head), so each player holds a copy of the head at each change (213).
 Every header value that comes from a player (a Subject echoed back, a display name) or from the
-config (the game's and players' names) passes through one sanitiser, `header_value`.
+config (the game's and players' names) passes through one sanitiser, `header_value`; a display
+name is then written as one RFC 5322 phrase (`phrase`: a quoted string, as
+`email.headerregistry.Address` writes it, or encoded words), so that a name holding `<`, `@` or
+a comma can never read as a second mailbox in From or To (issue 28).
 A reply may carry files (ARCHIVE's mbox and config, 213): the text and HTML alternative is
 then the first part of a multipart/mixed whose boundary, like every other byte, depends only
 on the mail, so a replay makes it again byte for byte.
@@ -24,6 +27,7 @@ from datetime import datetime
 from email import quoprimime
 from email.charset import QP, Charset
 from email.header import Header
+from email.headerregistry import Address
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 from email.policy import compat32
@@ -129,7 +133,23 @@ def address_value(name: str, address: str) -> str:
     cleaned = " ".join(_CONTROL.sub(" ", name).split())[:LONGEST_VALUE]
     if not cleaned:
         return address
-    return f"{header_value(cleaned)} <{address}>"
+    return f"{phrase(cleaned)} <{address}>"
+
+
+# RFC 5322's specials: in a display name, each would end the words and begin something else
+_SPECIALS = frozenset('()<>[]:;@\\,."')
+
+
+@lru_cache(maxsize=4_096)
+def phrase(name: str) -> str:
+    """A display name as one RFC 5322 phrase: plain words as they are (folded and encoded by
+    `header_value`), a name with a special in it as the quoted string `Address` writes
+    (`"Eve Adams <ada@example.org>"`), or encoded words if it is not ASCII."""
+    cleaned = " ".join(_CONTROL.sub(" ", name).split())[:LONGEST_VALUE]
+    if _SPECIALS.isdisjoint(cleaned) or not cleaned.isascii() or "=?" in cleaned:
+        return header_value(cleaned)  # atoms, or encoded words: a special is encoded inside
+    written = str(Address(display_name=cleaned, username="x", domain="x.invalid"))
+    return written.removesuffix(" <x@x.invalid>")  # one quoted string, unfolded (< 998)
 
 
 _ADDRESS_OK = re.compile(r"[!#-'*+/-9=?A-Z^-~.-]{1,64}@[A-Za-z0-9.-]{1,253}")
@@ -148,7 +168,7 @@ CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
 
 def list_id(name: str, key: str, address: str) -> str:
     """The game's List-Id (RFC 2919): its name, then `<key.domain>` (the key never changes)."""
-    return f"{header_value(name)} <{slug(key)}.{domain_of(address)}>"
+    return f"{phrase(name)} <{slug(key)}.{domain_of(address)}>"
 
 
 _URL_OK = re.compile(r"https?://[\x21-\x3b\x3d\x3f-\x7e]{1,900}")
