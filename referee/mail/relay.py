@@ -12,7 +12,12 @@ box in the HTML part); here, before they are quoted:
   the game's address in a query becomes a bracketed note;
 - a Message-ID of the referee's mail (`<game.award-301...@domain>`, with or without its angle
   brackets) becomes a bracketed note;
-- a line that begins as the referee's own mail does is marked as not the referee's.
+- a line that begins as the referee's own mail does is marked as not the referee's; so is a
+  word inside a line that would begin one where the plain part wraps the line (the game's tag,
+  a verdict written as the referee writes it, a header naming the game). Every line break
+  Unicode names (LF, CR, U+0085, U+2028, U+2029, and the rest `str.splitlines` knows) ends a
+  line, and the mark is glued to the words it marks with no-break spaces, which the plain
+  part's wrapping never breaks at (and writes as spaces): no wrapping parts them (issue 28).
 
 The notes are in the mail's language (`words.toml`, `[relay]`). Pure: text in, text out.
 """
@@ -47,6 +52,12 @@ _HEADERS = (
 )
 _LEADING = " \t>*_#`~"  # quote marks and Markdown a line may open with before its words
 _WORD = re.compile(r"\S+")
+# Every line break Unicode names, as `str.splitlines` splits on them: a client shows each one
+_BREAKS = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# A word inside a line, after the space before it: where the plain part may wrap the line
+_INSIDE = re.compile(r"(?<=\s)(?=\S)")
+_GLUE = "\u00a0"  # a no-break space: the plain part's wrapping never breaks at it
+_REACH = 400  # characters after a word read to tell whether it begins an imitation
 
 
 class Relay:
@@ -69,16 +80,26 @@ class Relay:
             re.I,
         )
         self.tag = f"[{game}]".casefold()
-        self.verdicts = tuple(v.casefold() for v in verdicts)
+        self.written = tuple(verdicts)
+        self.verdicts = tuple(v.casefold() for v in self.written)
 
     def __call__(self, text: str) -> str:
         """The words as the table may read them from the game's address."""
-        return "\n".join(self._line(line) for line in text.split("\n"))
+        return "\n".join(self._line(line) for line in _BREAKS.split(text))
 
     def _line(self, line: str) -> str:
         line = _WORD.sub(lambda found: self._word(found.group(0)), line)
         line = self.ids.sub(self.words["id"], line)
-        return f"{self.words['line']} {line}" if self.imitates(line) else line
+        mark = self.words["line"].replace(" ", _GLUE) + _GLUE
+        starts = [0] if self.imitates(line) else []
+        starts += [
+            at.start()
+            for at in _INSIDE.finditer(line)
+            if self.imitates(line[at.start() : at.start() + _REACH], inside=True)
+        ]
+        for at in reversed(starts):
+            line = line[:at] + mark + line[at:]
+        return line
 
     def _word(self, word: str) -> str:
         """A link that writes mail for the reader becomes a note; any other word stays."""
@@ -87,11 +108,16 @@ class Relay:
         names = self.address in plain and "=" in plain  # a query that fills in the address
         return self.words["link"] if writes or names else word
 
-    def imitates(self, line: str) -> bool:
+    def imitates(self, line: str, inside: bool = False) -> bool:
         """Whether a line begins as the referee's own mail does: a notice's subject (the game's
-        tag), a reply's verdict, or a header of a mail that names the game."""
-        start = line.lstrip(_LEADING).casefold()
-        if start.startswith(self.tag) or start.startswith(self.verdicts):
+        tag), a reply's verdict, or a header of a mail that names the game. `inside`: the
+        words follow others on their line, where only a verdict in the referee's own capitals
+        ("Done.", not "done.") reads as one."""
+        opening = line.lstrip(_LEADING)
+        start = opening.casefold()
+        if start.startswith(self.tag):
+            return True
+        if opening.startswith(self.written) if inside else start.startswith(self.verdicts):
             return True
         if start.startswith("x-nomic-"):
             return True
