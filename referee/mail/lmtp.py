@@ -4,7 +4,9 @@ As Mailman 3 takes its mail, the referee can listen for LMTP (aiosmtpd's server)
 address and port of `[lmtp]`, and Postfix delivers to it (`mailbox_transport` or
 `transport_maps`; docs/operations.md). The recipient address picks the game, so one process
 serves several games on one port. LMTP answers once per recipient after the data, and each
-answer here is given only once the mail is settled for that game:
+answer here is given only once the mail is settled for that game; a game named by several of
+the recipients (its address, its aliases, `+tag` sub-addresses) settles the mail once, and each
+of them gets that one answer:
 
   250  committed to the store (or recognised as already applied: the MTA's retry after a
        crash between commit and answer), or set aside in quarantine (never lost, never
@@ -96,10 +98,15 @@ class Handler:
         # bounce, so a bounce is known as one whatever its headers say.
         sender = str(envelope.mail_from or "").strip("<>")
         raw = f"Return-Path: <{sender}>\r\n".encode("utf-8", "surrogateescape") + content
-        answers = [await self._one(address, raw, len(content)) for address in envelope.rcpt_tos]
+        # One mail is one mail to a game however many of its addresses it names (`referee+1@`
+        # ... `referee+100@`): the game reads and settles it once, and each of those recipients
+        # gets that answer. Read once per recipient, a stranger's 4 MB mail to 100 sub-addresses
+        # held the game's worker for a hundred parses before the duplicate check (issue 28).
+        settled: dict[int, str] = {}  # each game's answer to `take`, by its desk
+        answers = [await self._one(a, raw, len(content), settled) for a in envelope.rcpt_tos]
         return "\r\n".join(answers)
 
-    async def _one(self, address: str, raw: bytes, size: int) -> str:
+    async def _one(self, address: str, raw: bytes, size: int, settled: dict[int, str]) -> str:
         desk = self.find(address)
         if desk is None:  # pragma: no cover - RCPT let only known games through
             return f"550 5.1.1 <{address}>: no game has this address here"
@@ -108,13 +115,17 @@ class Handler:
             return f"552 5.3.4 <{address}>: larger than this game takes ({limit} bytes)"
         if not desk.ready():
             return busy(address)
+        if id(desk) in settled:
+            return settled[id(desk)]
         try:
-            return await desk.take(raw)
+            answer = settled[id(desk)] = await desk.take(raw)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # nothing was committed: the MTA keeps it and tries again
             log.exception("LMTP: mail for %s not taken; the MTA will try again", address)
-            return f"451 4.3.0 <{address}>: not taken ({exc.__class__.__name__}); try again later"
+            answer = f"451 4.3.0 <{address}>: not taken ({exc.__class__.__name__}); try again later"
+            settled[id(desk)] = answer  # and the same for its other recipients: no retry here
+        return answer
 
 
 class _Lmtp(LMTP):
