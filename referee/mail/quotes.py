@@ -9,8 +9,10 @@ tables per language and per client, read by one pass over the lines.
   "W dniu ... napisał:", "Den ... skrev:", "Op ... het volgende geschreven:", ...), Gmail's
   forms led by the date ("tir. 18. apr. 2017 kl. 13:09 skrev ... <addr>:", "pe 20. lokakuuta
   2017 klo 17.50 ... <addr> kirjoitti:"), the forms with no verb (Gmail in Russian, Yandex,
-  Mail.ru, a time before the date: "30.09.2017, 18.30, "Name" <addr>:"), the forms framed by
-  dashes (Zoho, Android: "---- On ... wrote ----"), "wrote" without its colon, the name first
+  Mail.ru, a time before the date: "30.09.2017, 18.30, "Name" <addr>:"), the address with
+  its link inside (Outlook on an iPad: "<a@b<mailto:a@b>>"), the forms framed by
+  dashes (Zoho, Android: "---- On ... wrote ----", "---- Am ... schrieb Carla <addr> ----"),
+  "wrote" without its colon, the name first
   (Gmail and Outlook in Turkish: "Carla <addr>, 1 Oca 2024 Pzt, 10:00 tarihinde şunu yazdı:"),
   led by words (Apple Mail in Polish: "Wiadomość napisana przez ... w dniu ..., o godz. 10:00:"),
   and each of them wrapped over up to five lines (Polymail puts the address on lines of its own);
@@ -100,7 +102,10 @@ _VERBS = _alternatives([v for wrote in _WROTE.values() for v in wrote.verbs + wr
 _ENDS = _alternatives([v for wrote in _WROTE.values() for v in wrote.verbs])
 _NAMED = _alternatives([v for wrote in _WROTE.values() for v in wrote.named])
 # An address as clients write it in an attribution: <a@b>, (a@b), [mailto:a@b], wrapped.
-_ADDRESS = r"[<(\[]\s*(?:mailto:)?[^\s<>()\[\]@]+@[^\s<>()\[\]]+\s*[>)\]]"
+# Outlook on an iPad writes the address with its link inside: <a@b<mailto:a@b>>.
+_ADDRESS = (
+    r"[<(\[]\s*(?:mailto:)?[^\s<>()\[\]@]+@[^\s<>()\[\]]+(?:<mailto:[^\s<>]{1,254}>)?\s*[>)\]]"
+)
 
 # What a client's attribution always names: a time, a year, a numeric date or an address.
 _TIMES, _YEARS, _AT_SIGN = (
@@ -199,7 +204,7 @@ _SHAPES = (
     _Shape(  # "---- On Wed, 24 Feb 2021 14:02:50 +0530 john@gmail.com wrote ----"
         "framed by dashes: Zoho, Android",
         re.compile(r"^\s*-{2,}"),
-        re.compile(rf"\b(?:{_VERBS})\s*:?\s*-{{2,}}\s*$", re.I),
+        re.compile(rf"(?:\b(?:{_VERBS})|\b(?:{_NAMED})\b[^-]{{0,160}})\s*:?\s*-{{2,}}\s*$", re.I),
         when=False,
     ),
 )
@@ -218,7 +223,11 @@ _HEADERS = {
     "en": (("From",), ("Sent", "Date"), ("To", "Subject", "Cc")),
     "it": (("Da",), ("Inviato", "Data"), ("A", "Oggetto", "Cc")),
     "de": (("Von",), ("Gesendet", "Datum"), ("An", "Betreff", "Cc")),
-    "fr": (("De",), ("Envoyé", "Envoye", "Date"), ("À", "A", "Objet", "Sujet", "Cc", "Copie à")),
+    "fr": (
+        ("De",),
+        ("Envoyé le", "Envoye le", "Envoyé", "Envoye", "Date"),
+        ("À", "A", "Objet", "Sujet", "Cc", "Copie à"),
+    ),
     "es": (("De",), ("Enviado", "Enviado el", "Fecha"), ("Para", "Asunto", "CC")),
     "nl": (("Van",), ("Verzonden", "Datum"), ("Aan", "Onderwerp", "CC")),
     "pt": (("De",), ("Enviada em", "Enviado em", "Enviado", "Data"), ("Para", "Assunto", "Cc")),
@@ -243,7 +252,7 @@ _HEADERS = {
 
 
 def _header_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    return re.compile(rf"^\s*\*?(?:{_alternatives(words)})\s*[:：]\*?(?:\s|$)", re.I)
+    return re.compile(rf"^\s*\*{{0,2}}(?:{_alternatives(words)})\s*[:：]\*{{0,2}}(?:\s|$)", re.I)
 
 
 @dataclass(frozen=True)
