@@ -168,6 +168,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "round": 3,
         "reminder": False,
         "close": ["Eve Rossi (eve@rossi.example)"],
+        "lookalike": ["Eve Noether (eve@noether.example)"],
     },
     "join_refused": {"name": "Eve Noether", "king": "Ada"},
     "address_moved": {"player": "Bob", "old": "bob@example.org", "new": "bob@new.example"},
@@ -278,6 +279,7 @@ REASON_DATA: dict[str, Any] = {
     "problem": "YES/NO",
     "why": "no DKIM signature",
     "characters": ["<", "@"],
+    "lookalike": ["Ada Lovelace (ada@example.org)"],
     "address": "referee@nomic.example",
     "limit": "5 MB",
     "rules": [

@@ -1,7 +1,9 @@
 """Turn events and game states into JSON-ready data and back, for the event log (rules 101, 213).
 
 The event log is the source of truth: every published result can be recomputed from it, which
-is how a subject proves or disproves an accusation against the King (213).
+is how a subject proves or disproves an accusation against the King (213). A field added to an
+event or to the state after games were recorded is marked `WHEN_SET` and written only when it
+holds something, so what older games recorded, and the digests of their states, stay the same.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from referee.core.events import EVENT_TYPES, Event
-from referee.core.model import GameState
+from referee.core.model import WHEN_SET, GameState
 
 _EVENTS_BY_NAME: dict[str, type] = {t.__name__: t for t in EVENT_TYPES}
 
@@ -31,7 +33,15 @@ def to_data(value: Any) -> Any:
     names = _FIELDS.get(kind)
     if names is None:
         names = _FIELDS[kind] = _field_names(kind)
+        _UNSET[kind] = _unset_defaults(kind)
     if names is not _NOT_DATACLASS:
+        unset = _UNSET[kind]
+        if unset:  # a field added later is written only when set: older records stay as written
+            return {
+                name: to_data(getattr(value, name))
+                for name in names
+                if name not in unset or getattr(value, name) != unset[name]
+            }
         return {name: to_data(getattr(value, name)) for name in names}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
@@ -49,6 +59,16 @@ _PLAIN = frozenset({str, int, bool, float, type(None)})
 _NOT_DATACLASS: tuple[str, ...] = ("not a dataclass",)
 # Each class's field names, in order, or _NOT_DATACLASS
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+# Each class's fields marked `WHEN_SET` (`model.when_set`), with their defaults
+_UNSET: dict[type, dict[str, Any]] = {}
+
+
+def _unset_defaults(kind: type) -> dict[str, Any]:
+    if not dataclasses.is_dataclass(kind):
+        return {}
+    return {f.name: f.default for f in dataclasses.fields(kind) if f.metadata.get(WHEN_SET)}
 
 
 def _field_names(kind: type) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from referee.core.model import DebateDelivery, Decided, ProposalKind
+from referee.core.model import DebateDelivery, Decided, ProposalKind, when_set
 from referee.core.notices import Notice as Notice  # re-exported: effects live here
 from referee.core.notices import NoticeKind as NoticeKind
 from referee.core.outcomes import Done as Done
@@ -222,19 +222,24 @@ class Archive:
 
 @dataclass(frozen=True)
 class AskToJoin:
-    """JOIN Full Name, confirmed from the address: a stranger asks the King to play (201)."""
+    """JOIN Full Name, confirmed from the address: a stranger asks the King to play (201).
+    `lookalikes`: the active players whose name or address it looks like, found with the
+    confusables data the record names in `confusables` (`mail.lookalike.asking`)."""
 
     sender: str
     name: str
+    lookalikes: tuple[str, ...] = when_set(())
+    confusables: str = when_set("")
 
 
 @dataclass(frozen=True)
 class Admit:
-    """The King's yes or no to request N to join (ADMIT N YES|NO, or a bare reply)."""
+    """The King's yes or no to request N to join (ADMIT N YES|NO, or a bare reply: `bare`)."""
 
     sender: str
     request: int
     yes: bool
+    bare: bool = when_set(False)
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,15 @@ class Verdict(enum.StrEnum):
     DISMISSED = "dismissed"
 
 
+WHEN_SET = "when_set"  # the metadata key of a field the codec writes only when it is set
+
+
+def when_set(default: Any) -> Any:
+    """A field added after games were recorded: the record holds it only when it is not
+    `default`, so older records and their states' digests stay as they were (`codec`)."""
+    return field(default=default, metadata={WHEN_SET: True})
+
+
 @dataclass(frozen=True)
 class Player:
     name: str
@@ -155,6 +164,9 @@ class JoinRequest:
     name: str
     asked_at: datetime
     status: RequestStatus = RequestStatus.PENDING
+    # the active players it looks like (Unicode's confusables, `mail.lookalike`): the King's
+    # bare yes does not admit it, a written ADMIT N YES does
+    lookalikes: tuple[str, ...] = when_set(())
 
 
 @dataclass(frozen=True)

@@ -390,6 +390,8 @@ class JoinPrompt(NoticePayload):
     round: int
     reminder: bool = False
     close: list[str] = field(default_factory=list)  # players whose names are close to it
+    # players whose name or address it looks like (Unicode's confusables): a written yes only
+    lookalike: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

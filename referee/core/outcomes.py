@@ -118,6 +118,7 @@ class Reason(enum.StrEnum):
     NAME_TAKEN = "name_taken"
     NAME_UNSAFE = "name_unsafe"
     MAILBOX_PLAYING = "mailbox_playing"
+    LOOKALIKE_NEEDS_WRITTEN_YES = "lookalike_needs_written_yes"
     UNKNOWN_REQUEST = "unknown_request"
     ADDRESS_TAKEN = "address_taken"
     ADDRESS_OF_GAME = "address_of_game"  # a player cannot move to the game's own address
@@ -823,6 +824,17 @@ class MailboxPlaying(Refused):
 
 
 @dataclass(frozen=True)
+class LookalikeNeedsWrittenYes(Refused):
+    """201: the newcomer's name or address looks like a player's (Unicode's confusables); a
+    bare "yes" to the prompt does not admit it, `ADMIT N YES` written out does."""
+
+    code: ClassVar[Reason] = Reason.LOOKALIKE_NEEDS_WRITTEN_YES
+    number: int
+    name: str
+    lookalike: list[str]  # "Name (address)" of each player it looks like
+
+
+@dataclass(frozen=True)
 class RequestPending(Refused):
     code: ClassVar[Reason] = Reason.REQUEST_PENDING
     email: str
@@ -1067,6 +1079,7 @@ REFUSED: tuple[type[Refused], ...] = (
     NameTaken,
     NameUnsafe,
     MailboxPlaying,
+    LookalikeNeedsWrittenYes,
     RequestPending,
     UnknownRequest,
     AddressTaken,

@@ -9,6 +9,9 @@ the new address may not be another player's, even with a "+tag" added to its loc
 other capitals (`same_mailbox`: both reach one mailbox), nor the game's own (the service checks
 the game's addresses before any confirmation is mailed). A newcomer's address may not reach an
 active player's mailbox either (`procedure.bar`: one mailbox, one seat).
+A newcomer whose name or address looks like a player's by Unicode's confusables (found by the
+mail layer, `mail.lookalike`, and carried by the request) is named in the King's prompt, and
+only a written `ADMIT N YES` admits it: a bare "yes" in the thread is refused with a reason.
 Leaving is `QUIT` (114), in `machine`. Pure: the confirmations by mail live in the mail layer.
 """
 
@@ -32,7 +35,8 @@ def ask_to_join(step: Step, cmd: AskToJoin) -> outcomes.Accepted:
     if any(r.email == cmd.sender and r.status is RequestStatus.PENDING for r in s.requests):
         raise Refusal(outcomes.RequestPending(email=cmd.sender))
     number = len(s.requests) + 1
-    step.state = replace(s, requests=(*s.requests, JoinRequest(number, cmd.sender, name, step.now)))
+    request = JoinRequest(number, cmd.sender, name, step.now, lookalikes=cmd.lookalikes)
+    step.state = replace(s, requests=(*s.requests, request))
     prompt_join(step, step.state.requests[-1])
     return outcomes.JoinAsked(name=name, king=step.name_of(s.king))
 
@@ -48,15 +52,33 @@ def prompt_join(step: Step, request: JoinRequest, reminder: bool = False) -> Non
             round=step.state.rounds_completed + 2,
             close=[f"{p.name} ({p.email})" for p in names.close_names(step.state, request.name)],
             reminder=reminder,
+            lookalike=_shown_players(step.state, request.lookalikes),
         ),
         thread=Thread.join(request.number),
     )
+
+
+def _shown_players(state: GameState, emails: tuple[str, ...]) -> list[str]:
+    """ "Name (address)" of each player named, as the King's prompt shows them."""
+    shown = []
+    for email in emails:
+        player = state.player(email)
+        shown.append(f"{player.name} ({email})" if player is not None else email)
+    return shown
 
 
 def admit(step: Step, cmd: Admit) -> outcomes.Accepted:
     request = step.state.request(cmd.request)
     if request is None or request.status is not RequestStatus.PENDING:
         raise Refusal(outcomes.UnknownRequest(number=cmd.request))
+    if cmd.yes and cmd.bare and request.lookalikes:  # a look-alike is admitted in writing
+        raise Refusal(
+            outcomes.LookalikeNeedsWrittenYes(
+                number=request.number,
+                name=request.name,
+                lookalike=_shown_players(step.state, request.lookalikes),
+            )
+        )
     status = RequestStatus.ADMITTED if cmd.yes else RequestStatus.REFUSED
     answered = replace(request, status=status)
     if cmd.yes:

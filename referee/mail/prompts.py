@@ -67,7 +67,10 @@ def infer(state: GameState, sender: str, thread: Thread, text: str) -> Command |
     if thread.kind is ThreadKind.JOIN:
         word = fold(answer.split()[0]).strip(".!,")
         if thread.number is not None and word in YES + NO_WORDS:
-            return Admit(sender, thread.number, word in YES)
+            # a bare yes to a look-alike's request is marked, for the engine to refuse it
+            request = state.request(thread.number)
+            bare = request is not None and bool(request.lookalikes)
+            return Admit(sender, thread.number, word in YES, bare=bare)
         return None
     if thread.kind is ThreadKind.PARAMETERS:
         rule = state.rule_by_identity(thread.number) if thread.number is not None else None
