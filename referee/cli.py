@@ -766,10 +766,9 @@ def _check_health(
 
 def _replaceable(path: Path) -> bool:
     """An export overwrites an earlier export (an mbox, or empty), never another file."""
-    if not path.is_file():
-        return False
-    with path.open("rb") as handle:
-        return handle.read(5) in (b"", b"From ")
+    from referee.operations.replaying import replaceable
+
+    return replaceable(path)
 
 
 _STATUS = {"waiting": "pending", "sent": "sent", "undeliverable": "failed"}
@@ -1010,58 +1009,20 @@ def replay(
     ] = False,
 ) -> None:
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
-    from referee.core import view
-    from referee.replay import read_mail, undated
-    from referee.replay import replay as run_replay
+    from referee.operations.replaying import ReplayRefused, read_record, replay_record
 
     settings = settings_from(config)
     stop = parse_time(until, "--until")
     mbox = _mail_source(mbox, "replay")
-    if out is not None and out.exists() and not _replaceable(out):
-        fail(f"--out: {out} exists and is not an mbox; choose another file")
-    messages = read_mail(mbox)
-    missing = undated(messages)
-    if missing and strict:
-        fail(
-            f"{missing} of {counted(len(messages), 'message')} in {mbox} have no delivery time "
-            "(no date in their 'From ' line); --strict takes no sender's Date"
-        )
+    try:
+        messages = read_record(mbox, out, strict)
+    except ReplayRefused as exc:
+        fail(str(exc))
     with answers(settings, "replay"):
-        result = run_replay(settings, messages, stop, out, site, progress=True)
-    data = view.public_state(result.state, result.now)
-    data["chain"] = {"link": result.link, "head": result.head}  # to compare with the mail's
-    _print_state(data, as_json, settings.game.timezone)
-    typer.echo(
-        f"{counted(result.messages, 'message')} read from {mbox}"
-        + (f"; {counted(result.sent, 'mail')} written to {out}" if out is not None else ""),
-        err=True,
-    )
-    if site is not None:
-        typer.echo(
-            f"{counted(result.pages, 'file')} of the website written in {site}; "
-            f"open {site / 'index.html'}",
-            err=True,
-        )
-    if result.undated:
-        typer.echo(
-            f"warning: {counted(result.undated, 'message')} had no delivery time (no date in "
-            "the 'From ' line): the Date header its sender wrote was used; --strict refuses them",
-            err=True,
-        )
-    if result.withheld:
-        typer.echo(
-            f"{counted(result.withheld, 'mail')} withheld from the record (people not playing): "
-            "each stand-in made its link of the chain; what they said cannot be checked",
-            err=True,
-        )
-    if result.unfollowed:
-        typer.echo(
-            f"warning: the withheld mail of link {result.unfollowed[0]} changed the game (a "
-            "confirmed request to join not admitted): the replay cannot follow it",
-            err=True,
-        )
-    if result.failed:
-        typer.echo(f"{counted(len(result.failed), 'message')} could not be processed", err=True)
+        report = replay_record(settings, mbox, messages, stop, out, site)
+    _print_state(report.state, as_json, settings.game.timezone)
+    for line in report.notes():
+        typer.echo(line, err=True)
 
 
 @app.command()
@@ -1264,86 +1225,23 @@ def import_document(
     ] = False,
 ) -> None:
     """Read a rule document into a ruleset folder to review, edit, then `init` (101, 102)."""
-    import tempfile
+    from referee.operations.importing import ImportChoices, ImportRefused, import_rules
 
-    from referee import findings, importer, rulebook
-    from referee.core import params
-
-    try:
-        text = document.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"cannot read {document}: {exc}")
-    pairs = []
-    for item in carry or []:
-        name, sep, ref = item.partition("=")
-        if not sep or not name.strip() or not ref.strip():
-            fail(f"--carry {item!r}: write NAME=RULE, e.g. --carry 'winning_score=§ 5.4'")
-        pairs.append((name.strip(), ref.strip()))
-    for name in dismiss or []:
-        if name not in params.SPEC_BY_NAME:
-            fail(f"--dismiss {name!r}: not a parameter ({', '.join(params.SPEC_BY_NAME)})")
-    doc = importer.read_document(text)
-    marked = list(immutable or ())
-    for heading in immutable_under or []:
-        under = importer.immutable_under(doc, heading)
-        if not under:
-            fail(f"--immutable-under {heading!r}: no heading of that name has rules under it")
-        marked += under
-    if immutable_power is not None:
-        marked += importer.immutable_by_power(doc, immutable_power)
-    stated = findings.candidates(doc)
-    seeded = findings.seed_carried(doc, stated)
-    chosen_by_group = {name for name, _ in pairs} | set(dismiss or ())
-    for name, ref in pairs:
-        if any(c.parameter == name and c.rule == ref and not c.countable for c in stated):
-            fail(
-                f"--carry {name}={ref}: rule {ref} states a threshold the referee cannot count "
-                f"(it counts only unanimity or a majority); dismiss it (--dismiss {name})"
-            )
-    # the seed's own carriers carry what they state, as the shipped rulesets' rules do
-    pairs += [(c.parameter, c.rule) for c in seeded if c.parameter not in chosen_by_group]
-    chosen = language.strip() or importer.detect_language(text)
-    options = importer.Options(
-        chosen,
-        tuple(dict.fromkeys(marked)),
-        tuple(pairs),
-        tuple((c.parameter, c.value, c.rule, c.sentence) for c in stated),
+    choices = ImportChoices(
+        tuple(immutable or ()),
+        tuple(immutable_under or ()),
+        immutable_power,
+        tuple(carry or ()),
         tuple(dismiss or ()),
+        language,
     )
     try:
-        with tempfile.TemporaryDirectory() as scratch:  # the options must name real rules
-            importer.write_folder(doc, options, str(document), Path(scratch))
-            ruleset = rulebook.load_folder(Path(scratch), settled=False)
-        importer.write_folder(doc, options, str(document), out)
-    except (OSError, rulebook.RulesetError) as exc:
+        report = import_rules(document, out, choices)
+    except ImportRefused as exc:
         fail(str(exc))
-    lines = importer.summary(doc)
-    typer.echo("\n".join(lines))
-    typer.echo(importer.language_line(chosen, given=bool(language.strip())))
-    handled = {name for name, _ in pairs} | set(dismiss or ())
-    waiting = [c for c in stated if c.parameter not in handled]
-    if stated:
-        typer.echo("values the rules state for parameters the referee enforces:")
-        typer.echo("\n".join(findings.describe(stated, seeded)))
-    if waiting:
-        names = sorted({c.parameter for c in waiting})
-        typer.echo(
-            f"init refuses until each is carried (--carry NAME=RULE, or [carry] in "
-            f"{out}/ruleset.toml) or dismissed (--dismiss NAME, or 'dismissed'): "
-            + ", ".join(names)
-        )
-    mechanics = findings.unenforced(doc)
-    if mechanics:
-        typer.echo("the referee will not enforce these; they stay with the players:")
-        for name, where in mechanics:
-            shown = ", ".join(where[:6]) + (" …" if len(where) > 6 else "")
-            typer.echo(f"  {name} (rule {shown})")
-    mutable = sum(1 for r in ruleset.rules if r.mutable)
-    typer.echo(
-        f"wrote {counted(len(ruleset.rules), 'rule')} to {out} ({mutable} mutable); review them, "
-        "then point [game] ruleset at the folder and run init"
-    )
-    if strict and importer.warnings(doc):
+    for line in report.lines():
+        typer.echo(line)
+    if strict and report.warnings:
         raise typer.Exit(1)
 
 

@@ -24,6 +24,7 @@ from referee.core.events import (
     Agree,
     Award,
     Debate,
+    Event,
     GiveRuling,
     Notice,
     NoticeKind,
@@ -32,7 +33,7 @@ from referee.core.events import (
     Revise,
     Vote,
 )
-from referee.core.model import GameState, ProposalStatus, Rule
+from referee.core.model import Appeal, GameState, Proposal, ProposalStatus, Rule
 
 # The kinds of change a rule's history records, with Agora's names (Rulekeepor's vocabulary).
 RULE_CHANGE_KINDS = (
@@ -513,6 +514,38 @@ _UNTITLED = {
 }
 
 
+@dataclass
+class _Step:
+    """What one event changed, gathered piece by piece: the change it makes (its kind,
+    summary and subject) is named by the first piece that finds one."""
+
+    logged: LoggedEvent
+    event: Event
+    before: GameState
+    after: GameState
+    stamp: int
+    mid: str
+    kind: str = ""
+    summary: str = ""
+    subject_proposal: int | None = None
+    subject_appeal: str | None = None
+    author_email: str = ""
+    changed_rules: list[int] = field(default_factory=list)
+    scored: bool = False
+
+    def __post_init__(self) -> None:
+        self.author_email = self.sender
+
+    @property
+    def sender(self) -> str:
+        return str(getattr(self.event, "sender", ""))
+
+    def name_change(self, kind: str, summary: str) -> None:
+        """An appeal's change, unless an earlier piece named the change already."""
+        self.kind = self.kind or kind
+        self.summary = self.summary or summary
+
+
 class HistoryBuilder:
     """Feeds logged events through the engine and records what each one changed."""
 
@@ -567,217 +600,247 @@ class HistoryBuilder:
         outcome = next((e for e in decision.effects if isinstance(e, Outcome)), None)
         if outcome is not None and not outcome.ok:
             return  # a refused command changes nothing (the player was told why)
-        h = self.history
-        stamp = h.next_stamp
-        mid = logged.message_id or ""
+        step = _Step(logged, event, before, after, self.history.next_stamp, logged.message_id or "")
         for member in after.players:
-            h.players.setdefault(member.email, member.name)
-        sender = getattr(event, "sender", "")
-        kind = ""
-        summary = ""
-        subject_proposal: int | None = None
-        subject_appeal: str | None = None
-        author_email = sender
-        # --- proposals: submitted, revised, voted, decided ------------------------------
-        if before.proposals is not after.proposals:
-            old = {p.number: p for p in before.proposals}
-            for p in after.proposals:
-                prior = old.get(p.number)
-                if prior is p:
-                    continue
-                record = h.proposals.get(p.number)
-                if record is None:
-                    target_rule = after.rule_by_identity(p.target) if p.target else None
-                    amendment = None
-                    if p.amendment_seq is not None and p.target_number is not None:
-                        amendment = f"{p.target_number}.{p.amendment_seq}"
-                    record = ProposalRecord(
-                        stamp=stamp,
-                        number=p.number,
-                        title=proposal_title(p.text, p.kind.value, p.target_number, h.language),
-                        kind=p.kind.value,
-                        proposer=self._name(p.proposer),
-                        proposer_email=p.proposer,
-                        created_at=p.created_at,
-                        message_id=mid,
-                        target=p.target_number,
-                        target_identity=target_rule.identity if target_rule else p.target,
-                        amendment=amendment,
-                        old_text=p.old_text,
-                        texts=[(stamp, p.text)],
-                        sets=p.sets,
-                    )
-                    h.proposals[p.number] = record
-                    kind, subject_proposal = "proposal-submitted", p.number
-                    summary = self.words["submitted"].format(n=p.number, title=record.title)
-                    continue
-                self._touched_proposals.add(p.number)
-                if isinstance(event, Revise) and prior is not None and prior.text != p.text:
-                    record.texts.append((stamp, p.text))
-                    record.sets = p.sets
-                    record.title = proposal_title(p.text, p.kind.value, p.target_number, h.language)
-                if isinstance(event, Vote) and event.number == p.number:
-                    record.ballots.append(
-                        Ballot(stamp, self._name(sender), sender, event.yes, logged.at, mid)
-                    )
-                if p.status in (ProposalStatus.ADOPTED, ProposalStatus.REJECTED) and (
-                    prior is None or prior.status != p.status
-                ):
-                    record.status = p.status.value
-                    record.decided_stamp = stamp
-                    record.decided_at = logged.at
-                    record.outcome = p.outcome
-                    record.decided_message_id = mid or (
-                        record.ballots[-1].message_id if record.ballots else ""
-                    )
-                    kind = f"proposal-{p.status.value}"
-                    subject_proposal = p.number
-                    author_email = record.proposer_email
-                    phrase = self.words[p.status.value]
-                    summary = phrase.format(n=p.number, title=record.title)
-        # --- rules ---------------------------------------------------------------------
-        changed_rules: list[int] = []
-        if before.rules is not after.rules:
-            old_rules = {r.identity: r for r in before.rules}
-            for rule in after.rules:
-                prior_rule = old_rules.get(rule.identity)
-                if prior_rule is rule:
-                    continue
-                decided = h.proposals.get(subject_proposal) if subject_proposal else None
-                if self._rule_versions(prior_rule, rule, decided, mid, logged.at, stamp):
-                    changed_rules.append(rule.identity)
-            if changed_rules and not kind:
-                kind = "rule-changed"
-                latest = [h.rules[i].current for i in changed_rules]
-                summary = "; ".join(
-                    self.words["rule"].format(n=v.number, what=self.kinds.get(v.kind, v.kind))
-                    for v in latest
-                )
-        # --- appeals -------------------------------------------------------------------
-        if before.appeals is not after.appeals:
-            old_appeals = {a.id: a for a in before.appeals}
-            for a in after.appeals:
-                prior_appeal = old_appeals.get(a.id)
-                if prior_appeal is a:
-                    continue
-                record_a = h.appeals.get(a.id)
-                if record_a is None:
-                    record_a = AppealRecord(
-                        stamp=stamp,
-                        id=a.id,
-                        kind=a.kind.value,
-                        appellant=self._name(a.appellant),
-                        question=a.question,
-                        opened_at=a.opened_at,
-                        message_id=mid,
-                    )
-                    h.appeals[a.id] = record_a
-                    kind = kind or "appeal-opened"
-                    summary = summary or self.words[a.kind.value].format(id=a.id)
-                    subject_appeal = a.id
-                self._touched_appeals.add(a.id)
-                judge = after.judge_of(a)
-                if judge:
-                    record_a.judge = self._name(judge)
-                if isinstance(event, GiveRuling) and event.appeal.upper() == a.id:
-                    record_a.judge = self._name(sender)
-                    record_a.rulings.append(
-                        Ruling(
-                            stamp,
-                            self._name(sender),
-                            a.ruling or event.text,
-                            logged.at,
-                            mid,
-                            a.verdict.value if a.verdict else None,
-                        )
-                    )
-                    self._annotate(record_a, a.ruling or event.text, before, stamp, logged.at)
-                    kind = kind or "ruling"
-                    summary = summary or self.words["ruling"].format(id=a.id)
-                    subject_appeal = a.id
-                if isinstance(event, Agree) and event.appeal.upper() == a.id:
-                    record_a.agreements.append((stamp, sender, event.agree))
-                if a.status.value == "settled" and record_a.settled_stamp is None:
-                    record_a.status = "settled"
-                    record_a.settled_stamp = stamp
-                    kind = kind or "appeal-settled"
-                    summary = summary or self.words["settled"].format(id=a.id)
-                    subject_appeal = a.id
-        # --- scores --------------------------------------------------------------------
-        scored = False
-        if before.players is not after.players:
-            old_players = {p.email: p for p in before.players}
-            closing = subject_proposal if kind.startswith("proposal-a") else None
-            for member in after.players:
-                prior_player = old_players.get(member.email)
-                was = prior_player.score if prior_player else 0
-                if member.score == was:
-                    continue
-                delta = member.score - was
-                if isinstance(event, Award):
-                    cause, number = "award", before.current_proposal
-                    if number is not None and number in h.proposals:
-                        h.proposals[number].awarded.append((stamp, member.name, delta))
-                        self._touched_proposals.add(number)
-                elif closing is not None:
-                    cause, number = "dissent-bonus", closing
-                    h.proposals[closing].bonuses.append((stamp, member.name, delta))
-                elif isinstance(event, GiveRuling):
-                    cause, number = "ruling", None
-                else:
-                    cause, number = type(event).__name__.lower(), None
-                h.scores.append(
-                    ScoreChange(stamp, logged.at, member.name, delta, member.score, cause, number)
-                )
-                scored = True
-            if scored and not kind:
-                kind = "award" if isinstance(event, Award) else "scores"
-                who = self._name(before.turn_player)
-                summary = (
-                    self.words["award"].format(who=who)
-                    if isinstance(event, Award)
-                    else self.words["scores"]
-                )
-                subject_proposal = before.current_proposal
-        if isinstance(event, Debate):  # 112: each message is a change of its own
-            entry = DebateEntry(stamp, self._name(sender), sender, logged.at, mid, event.text)
-            number = event.proposal
-            if number is not None and number in h.proposals:
-                h.proposals[number].debate.append(entry)
-                self._touched_proposals.add(number)
-                kind, subject_proposal = "debate", number
-                summary = self.words["debate"].format(n=number, who=entry.author)
-            else:
-                h.table.append(entry)
-                kind, summary = "debate", self.words["table"].format(who=entry.author)
-        if isinstance(event, Propose | Revise | Vote | Award) and not kind:
+            self.history.players.setdefault(member.email, member.name)
+        self._proposals(step)
+        self._rules(step)
+        self._appeals(step)
+        self._scores(step)
+        if isinstance(event, Debate):
+            self._debate(step, event)
+        if isinstance(event, Propose | Revise | Vote | Award) and not step.kind:
             return  # recorded; it shows in the next change's files
-        self._ruleset_mails(decision.effects, logged.at, stamp)
-        if not kind:
+        self._ruleset_mails(decision.effects, logged.at, step.stamp)
+        if step.kind:
+            self._change(step)
+
+    # ----- what one event changed, piece by piece ------------------------------------------
+
+    def _proposals(self, step: _Step) -> None:
+        """Proposals submitted, revised, voted on and decided (103, 112, 203, 208)."""
+        before, after = step.before, step.after
+        if before.proposals is after.proposals:
             return
+        old = {p.number: p for p in before.proposals}
+        for p in after.proposals:
+            prior = old.get(p.number)
+            if prior is p:
+                continue
+            record = self.history.proposals.get(p.number)
+            if record is None:
+                record = self._new_proposal(step, p)
+                step.kind, step.subject_proposal = "proposal-submitted", p.number
+                step.summary = self.words["submitted"].format(n=p.number, title=record.title)
+                continue
+            self._touched_proposals.add(p.number)
+            self._proposal_moved(step, record, prior, p)
+
+    def _new_proposal(self, step: _Step, p: Proposal) -> ProposalRecord:
+        """The record of a proposal just submitted, in the history from this change on."""
+        target_rule = step.after.rule_by_identity(p.target) if p.target else None
+        amendment = None
+        if p.amendment_seq is not None and p.target_number is not None:
+            amendment = f"{p.target_number}.{p.amendment_seq}"
+        language = self.history.language
+        record = ProposalRecord(
+            stamp=step.stamp,
+            number=p.number,
+            title=proposal_title(p.text, p.kind.value, p.target_number, language),
+            kind=p.kind.value,
+            proposer=self._name(p.proposer),
+            proposer_email=p.proposer,
+            created_at=p.created_at,
+            message_id=step.mid,
+            target=p.target_number,
+            target_identity=target_rule.identity if target_rule else p.target,
+            amendment=amendment,
+            old_text=p.old_text,
+            texts=[(step.stamp, p.text)],
+            sets=p.sets,
+        )
+        self.history.proposals[p.number] = record
+        return record
+
+    def _proposal_moved(
+        self, step: _Step, record: ProposalRecord, prior: Proposal | None, p: Proposal
+    ) -> None:
+        """A known proposal revised (112), voted on (203) or decided (208)."""
+        event, stamp, at = step.event, step.stamp, step.logged.at
+        if isinstance(event, Revise) and prior is not None and prior.text != p.text:
+            record.texts.append((stamp, p.text))
+            record.sets = p.sets
+            record.title = proposal_title(
+                p.text, p.kind.value, p.target_number, self.history.language
+            )
+        if isinstance(event, Vote) and event.number == p.number:
+            sender = step.sender
+            record.ballots.append(
+                Ballot(stamp, self._name(sender), sender, event.yes, at, step.mid)
+            )
+        if p.status in (ProposalStatus.ADOPTED, ProposalStatus.REJECTED) and (
+            prior is None or prior.status != p.status
+        ):
+            record.status = p.status.value
+            record.decided_stamp = stamp
+            record.decided_at = at
+            record.outcome = p.outcome
+            record.decided_message_id = step.mid or (
+                record.ballots[-1].message_id if record.ballots else ""
+            )
+            step.kind = f"proposal-{p.status.value}"
+            step.subject_proposal = p.number
+            step.author_email = record.proposer_email
+            step.summary = self.words[p.status.value].format(n=p.number, title=record.title)
+
+    def _rules(self, step: _Step) -> None:
+        """Each rule that gained a version: enacted, amended, repealed ... (103, 109)."""
+        before, after, h = step.before, step.after, self.history
+        if before.rules is after.rules:
+            return
+        old_rules = {r.identity: r for r in before.rules}
+        for rule in after.rules:
+            prior_rule = old_rules.get(rule.identity)
+            if prior_rule is rule:
+                continue
+            number = step.subject_proposal
+            decided = h.proposals.get(number) if number else None
+            if self._rule_versions(prior_rule, rule, decided, step.mid, step.logged.at, step.stamp):
+                step.changed_rules.append(rule.identity)
+        if step.changed_rules and not step.kind:
+            step.kind = "rule-changed"
+            latest = [h.rules[i].current for i in step.changed_rules]
+            step.summary = "; ".join(
+                self.words["rule"].format(n=v.number, what=self.kinds.get(v.kind, v.kind))
+                for v in latest
+            )
+
+    def _appeals(self, step: _Step) -> None:
+        """Appeals and accusations opened, judged, ruled on, agreed and settled (212, 213)."""
+        before, after = step.before, step.after
+        if before.appeals is after.appeals:
+            return
+        old_appeals = {a.id: a for a in before.appeals}
+        for a in after.appeals:
+            prior_appeal = old_appeals.get(a.id)
+            if prior_appeal is a:
+                continue
+            record = self.history.appeals.get(a.id)
+            if record is None:
+                record = AppealRecord(
+                    stamp=step.stamp,
+                    id=a.id,
+                    kind=a.kind.value,
+                    appellant=self._name(a.appellant),
+                    question=a.question,
+                    opened_at=a.opened_at,
+                    message_id=step.mid,
+                )
+                self.history.appeals[a.id] = record
+                step.name_change("appeal-opened", self.words[a.kind.value].format(id=a.id))
+                step.subject_appeal = a.id
+            self._touched_appeals.add(a.id)
+            self._appeal_moved(step, record, a)
+
+    def _appeal_moved(self, step: _Step, record: AppealRecord, a: Appeal) -> None:
+        """An appeal's judge named, its ruling given, agreed to, or settled (212)."""
+        event, sender, stamp = step.event, step.sender, step.stamp
+        judge = step.after.judge_of(a)
+        if judge:
+            record.judge = self._name(judge)
+        if isinstance(event, GiveRuling) and event.appeal.upper() == a.id:
+            record.judge = self._name(sender)
+            ruling = a.ruling or event.text
+            verdict = a.verdict.value if a.verdict else None
+            at = step.logged.at
+            record.rulings.append(Ruling(stamp, self._name(sender), ruling, at, step.mid, verdict))
+            self._annotate(record, ruling, step.before, stamp, at)
+            step.name_change("ruling", self.words["ruling"].format(id=a.id))
+            step.subject_appeal = a.id
+        if isinstance(event, Agree) and event.appeal.upper() == a.id:
+            record.agreements.append((stamp, sender, event.agree))
+        if a.status.value == "settled" and record.settled_stamp is None:
+            record.status = "settled"
+            record.settled_stamp = stamp
+            step.name_change("appeal-settled", self.words["settled"].format(id=a.id))
+            step.subject_appeal = a.id
+
+    def _scores(self, step: _Step) -> None:
+        """Every score that moved, and why: an award, a dissent bonus, a ruling (202, 206)."""
+        before, after, event, h = step.before, step.after, step.event, self.history
+        if before.players is after.players:
+            return
+        old_players = {p.email: p for p in before.players}
+        closing = step.subject_proposal if step.kind.startswith("proposal-a") else None
+        for member in after.players:
+            prior_player = old_players.get(member.email)
+            was = prior_player.score if prior_player else 0
+            if member.score == was:
+                continue
+            delta = member.score - was
+            if isinstance(event, Award):
+                cause, number = "award", before.current_proposal
+                if number is not None and number in h.proposals:
+                    h.proposals[number].awarded.append((step.stamp, member.name, delta))
+                    self._touched_proposals.add(number)
+            elif closing is not None:
+                cause, number = "dissent-bonus", closing
+                h.proposals[closing].bonuses.append((step.stamp, member.name, delta))
+            elif isinstance(event, GiveRuling):
+                cause, number = "ruling", None
+            else:
+                cause, number = type(event).__name__.lower(), None
+            h.scores.append(
+                ScoreChange(
+                    step.stamp, step.logged.at, member.name, delta, member.score, cause, number
+                )
+            )
+            step.scored = True
+        if step.scored and not step.kind:
+            awarded = isinstance(event, Award)
+            step.kind = "award" if awarded else "scores"
+            who = self._name(before.turn_player)
+            step.summary = self.words["award"].format(who=who) if awarded else self.words["scores"]
+            step.subject_proposal = before.current_proposal
+
+    def _debate(self, step: _Step, event: Debate) -> None:
+        """112: each message of debate is a change of its own, on its proposal or the table."""
+        sender = step.sender
+        entry = DebateEntry(
+            step.stamp, self._name(sender), sender, step.logged.at, step.mid, event.text
+        )
+        number = event.proposal
+        if number is not None and number in self.history.proposals:
+            self.history.proposals[number].debate.append(entry)
+            self._touched_proposals.add(number)
+            step.kind, step.subject_proposal = "debate", number
+            step.summary = self.words["debate"].format(n=number, who=entry.author)
+        else:
+            self.history.table.append(entry)
+            step.kind, step.summary = "debate", self.words["table"].format(who=entry.author)
+
+    def _change(self, step: _Step) -> None:
+        """The numbered change (one commit of the archive) that this event makes."""
+        h, subject = self.history, step.subject_proposal
+        decided = h.proposals.get(subject) if subject is not None else None
+        if not step.kind.startswith("proposal-") or step.kind == "proposal-submitted":
+            decided = None  # the mail that made the change, not the one that decided it
+        touched = self._touched_proposals | ({subject} if subject is not None else set())
         h.changes.append(
             Change(
-                ordinal=stamp,
-                at=logged.at,
-                kind=kind,
-                summary=summary,
-                author=self._name(author_email),
-                author_email=author_email,
-                message_id=(
-                    h.proposals[subject_proposal].decided_message_id
-                    if kind.startswith("proposal-")
-                    and subject_proposal in h.proposals
-                    and kind != "proposal-submitted"
-                    else mid
-                ),
-                proposal=subject_proposal,
-                appeal=subject_appeal,
-                rules=tuple(changed_rules),
-                proposals=tuple(
-                    sorted(self._touched_proposals | ({subject_proposal} - {None}))  # type: ignore[operator]
-                ),
+                ordinal=step.stamp,
+                at=step.logged.at,
+                kind=step.kind,
+                summary=step.summary,
+                author=self._name(step.author_email),
+                author_email=step.author_email,
+                message_id=decided.decided_message_id if decided is not None else step.mid,
+                proposal=subject,
+                appeal=step.subject_appeal,
+                rules=tuple(step.changed_rules),
+                proposals=tuple(sorted(touched)),
                 appeals=tuple(sorted(self._touched_appeals)),
-                scores=scored,
+                scores=step.scored,
                 annotated=tuple(sorted(self._annotated)),
             )
         )
