@@ -54,6 +54,7 @@ from referee.mail import intake, lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
+from referee.mail.parse import dedupe_key
 from referee.mail.sentbox import MaildirPostman
 from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import Postman, Tally
@@ -233,7 +234,7 @@ class Service:
                 sender,
                 at,
                 f"{error.__class__.__name__}: {error}",
-                key=key,
+                key=key or dedupe_key(sender, mid, ""),
             )
         except SQLAlchemyError:
             self.check_database()  # a database that is down stops us; else the log has it
