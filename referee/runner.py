@@ -50,6 +50,7 @@ from referee.archive import Keeper
 from referee.config import ConfigError, Settings
 from referee.core import engine
 from referee.core.events import Enrol, MoveAddress, Outcome, Quit
+from referee.health import check as check_health
 from referee.mail import intake, lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
@@ -71,6 +72,7 @@ MAILDIR_POLL = 2.0  # seconds between looks at the Maildir
 OUTBOX_POLL = 30.0  # seconds between looks at the outbox for retries that fell due
 LEASE_SECONDS = 6.0  # a game whose owner stops renewing is taken over after this
 HEARTBEAT = 1.5  # seconds between renewals of the leases, and looks for games to take
+_FOREVER = timedelta(days=36500)  # health thresholds no scrape reaches: only its figures
 
 
 def delivery_time(delivered: datetime | None, now: datetime) -> datetime:
@@ -154,6 +156,20 @@ class Service:
     @property
     def name(self) -> str:
         return self.settings.game.name
+
+    def gauges(self, now: datetime) -> metrics.Gauges:
+        """The game's figures for a scrape of the metrics (a `metrics.GaugeSource`)."""
+        counts = self.store.counts(self.game_id)
+        health = check_health(self.store, self.game_id, now, _FOREVER, _FOREVER)
+        waited = health.oldest_waiting.total_seconds() if health.oldest_waiting else 0.0
+        due = engine.next_deadline(self.referee.state)
+        return metrics.Gauges(
+            game=self.settings.game.key,
+            depth=counts.get("pending", 0) + counts.get("sending", 0),
+            oldest_seconds=max(0.0, waited),
+            quarantined=counts.get("quarantined", 0),
+            lag_seconds=max(0.0, (now - due).total_seconds()) if due else 0.0,
+        )
 
     # ----- one message ---------------------------------------------------------------------
 
