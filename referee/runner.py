@@ -50,15 +50,16 @@ from referee.archive import Keeper
 from referee.config import ConfigError, Settings
 from referee.core import engine
 from referee.core.events import Enrol, MoveAddress, Outcome, Quit
+from referee.delivery.outbox import Tally
+from referee.delivery.sentbox import MaildirPostman
+from referee.delivery.smtp import Postman
 from referee.health import check as check_health
 from referee.mail import intake, lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.parse import dedupe_key
-from referee.mail.sentbox import MaildirPostman
 from referee.mail.signing import Signer, SigningError
-from referee.mail.smtp import Postman, Tally
 from referee.service import Referee, redact
 from referee.store.store import DatabaseDown, LostGame, Store, StoreError
 
