@@ -109,3 +109,13 @@ class InboundBook:
                 select(InboundRow).where(InboundRow.game_id == game_id).order_by(col(InboundRow.id))
             ).all()
             return [(r.dedupe_key, r.sender, r.status, r.received_at, r.commands) for r in rows]
+
+    def set_aside(self, game_id: int) -> list[tuple[datetime, str]]:
+        """Each mail set aside in quarantine: when, and why (its note)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(InboundRow.received_at, InboundRow.note).where(
+                    InboundRow.game_id == game_id, InboundRow.status == "quarantined"
+                )
+            ).all()
+            return [(at, note) for at, note in rows]

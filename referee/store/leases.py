@@ -80,6 +80,13 @@ class Leases:
             row = session.get(GameOwnerRow, game_id)
             return row.owner if row is not None and row.expires_at >= now else None
 
+    def lease_expires(self, game_id: int) -> datetime | None:
+        """When the game's lease runs out (or ran out: it may be past), None when none was
+        ever taken or the last was given up."""
+        with Session(self.engine) as session:
+            row = session.get(GameOwnerRow, game_id)
+            return row.expires_at if row is not None else None
+
     def held_by(self, owner: str, now: datetime) -> int:
         """How many games a process holds now."""
         with Session(self.engine) as session:

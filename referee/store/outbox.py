@@ -160,3 +160,14 @@ class OutboxBook:
                 ).one()
             )
             return out
+
+    def oldest_waiting(self, game_id: int) -> datetime | None:
+        """When the oldest mail not yet sent (pending or being sent) was queued."""
+        with Session(self.engine) as session:
+            oldest = session.exec(
+                select(func.min(OutboxRow.created_at)).where(
+                    OutboxRow.game_id == game_id,
+                    OutboxRow.status.in_(("pending", "sending")),  # type: ignore[attr-defined]
+                )
+            ).one()
+            return oldest if isinstance(oldest, datetime) else None
