@@ -3,7 +3,7 @@
 Every way in ends in `deliver`: the mail is applied at its delivery time (`delivery_time`), or
 set aside in quarantine and noted (`record_failure`) when it cannot be; a database that is down
 or a game lost to another process is raised instead, and the mail stays where it was for
-whoever works the game next. `Intake` is the runner's `Service` seen from its inboxes: the
+whoever works the game next. `Inboxes` is the runner's `Service` seen from its inboxes: the
 Maildir polled, IMAP drained and then watched (IDLE, reconnecting with backoff), LMTP answered
 once each mail is committed; and before the deadlines fire, whatever was delivered before them.
 """
@@ -65,7 +65,7 @@ class Summary:
     undeliverable: int = 0
 
 
-class Intake:
+class Inboxes:
     """The inboxes of one game's `Service`, and each mail's way from them into the game."""
 
     settings: Settings

@@ -51,7 +51,7 @@ from referee.core.events import Enrol, MoveAddress, Outcome, Quit
 from referee.delivery.sentbox import MaildirPostman
 from referee.delivery.smtp import Postman
 from referee.health import check as check_health
-from referee.inboxes import AfterMail, Clock, Intake, Summary, wait_or_stop
+from referee.inboxes import AfterMail, Clock, Inboxes, Summary, wait_or_stop
 from referee.mail import lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.signing import Signer, SigningError
@@ -75,7 +75,7 @@ class GameBusy(StoreError):
     """Another live process works the game (`run --once` next to a running service)."""
 
 
-class Service(Intake):
+class Service(Inboxes):
     """One game's referee with its inbox and outbox, worked while this process owns the game."""
 
     def __init__(

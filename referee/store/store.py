@@ -9,6 +9,10 @@ time. A process holds a game by a lease row (`game_owners`) that it renews by he
 `LostGame` when another process has taken the game over, so two processes can never both write
 a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they are sent, with
 `FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the claim is one atomic UPDATE.
+
+`Store` is the face callers import; its books are modules of their own: the outbox
+(`outbox.py`), inbound rows and mailboxes (`inbound.py`), leases and heartbeats
+(`leases.py`), and what a replay's batch keeps in memory (`memory.py`).
 """
 
 from __future__ import annotations
