@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYTHONPATH", str(ROOT))
 
 from referee.config import Settings, load_settings  # noqa: E402
-from referee.runner import lease_now  # noqa: E402
+from referee.ownership import lease_now  # noqa: E402
 from referee.service import Referee  # noqa: E402
 from referee.store.store import Store  # noqa: E402
 from tests.conftest import _postgres_database  # noqa: E402

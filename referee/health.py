@@ -13,12 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-
-from sqlalchemy import func
-from sqlmodel import Session, select
-
-from referee.store.store import Store
-from referee.store.tables import GameOwnerRow, InboundRow, OutboxRow
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -29,12 +24,25 @@ class Health:
     reported: int = 0  # mail set aside before the window: reported already, not a problem now
 
 
+class Watched(Protocol):
+    """What the check reads of the store (`Store` is one): the outbox's rows by status, the
+    oldest mail not yet sent, the mail set aside in quarantine, and the game's lease."""
+
+    def counts(self, game_id: int) -> dict[str, int]: ...
+
+    def oldest_waiting(self, game_id: int) -> datetime | None: ...
+
+    def set_aside(self, game_id: int) -> list[tuple[datetime, str]]: ...
+
+    def lease_expires(self, game_id: int) -> datetime | None: ...
+
+
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def check(
-    store: Store,
+    store: Watched,
     game_id: int,
     now: datetime,
     stuck: timedelta,
@@ -44,22 +52,9 @@ def check(
     """The game's problems at `now`; mail set aside in quarantine counts as one only when it
     was set aside within `quarantine` of `now` (None: whenever it was)."""
     counts = store.counts(game_id)
-    with Session(store.engine) as session:
-        set_aside = [
-            (_aware(at), note)
-            for at, note in session.exec(
-                select(InboundRow.received_at, InboundRow.note).where(
-                    InboundRow.game_id == game_id, InboundRow.status == "quarantined"
-                )
-            ).all()
-        ]
-        oldest = session.exec(
-            select(func.min(OutboxRow.created_at)).where(
-                OutboxRow.game_id == game_id,
-                OutboxRow.status.in_(("pending", "sending")),  # type: ignore[attr-defined]
-            )
-        ).one()
-        lease = session.get(GameOwnerRow, game_id)
+    set_aside = [(_aware(at), note) for at, note in store.set_aside(game_id)]
+    oldest = store.oldest_waiting(game_id)
+    expires = store.lease_expires(game_id)
     problems = []
     waiting = now - _aware(oldest) if isinstance(oldest, datetime) else None
     if waiting is not None and waiting > stuck:
@@ -83,10 +78,10 @@ def check(
             f"{counts['failed']} mail(s) undeliverable: `nomic-referee outbox CONFIG --status "
             "undeliverable`"
         )
-    held = now - _aware(lease.expires_at) if lease is not None else None
+    held = now - _aware(expires) if expires is not None else None
     if not unread:
         pass  # `run --once` from cron holds no lease between runs: the operator said so
-    elif lease is None:
+    elif expires is None:
         problems.append(
             "no `run` process works this game: the inbox is not read (with `run --once` "
             "from cron, give --unread-minutes 0)"

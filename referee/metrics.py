@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from referee.core import engine
-
 if TYPE_CHECKING:
-    from referee.runner import Service
     from referee.service import Receipt
 
 log = logging.getLogger("referee.metrics")
-_FOREVER = timedelta(days=36500)  # health thresholds no scrape reaches: only its figures
 
 REGISTRY = CollectorRegistry()
 MAILS_IN = Counter(
@@ -69,15 +66,31 @@ def reconnected(game: str) -> None:
     RECONNECTS.labels(game).inc()
 
 
+@dataclass(frozen=True)
+class Gauges:
+    """One game's figures at a scrape: the outbox's depth and the age of its oldest waiting
+    mail, the mails in quarantine, and how long a due deadline has waited."""
+
+    game: str
+    depth: int
+    oldest_seconds: float
+    quarantined: int
+    lag_seconds: float
+
+
+class GaugeSource(Protocol):
+    """A game served by this process, as a scrape reads it (the runner's `Service`)."""
+
+    def gauges(self, now: datetime) -> Gauges: ...
+
+
 class StoreGauges(Collector):
     """The gauges read from the store at each scrape, for the games this process serves."""
 
-    def __init__(self, services: Sequence[Service]) -> None:
-        self.services = list(services)
+    def __init__(self, sources: Sequence[GaugeSource]) -> None:
+        self.sources = list(sources)
 
     def collect(self) -> Iterator[Any]:
-        from referee.health import check
-
         now = datetime.now(UTC)
         depth = GaugeMetricFamily("nomic_outbox_depth", "Mails waiting to be sent", labels=["game"])
         oldest = GaugeMetricFamily(
@@ -89,25 +102,21 @@ class StoreGauges(Collector):
         lag = GaugeMetricFamily(
             "nomic_deadline_lag_seconds", "How long a due deadline has waited", labels=["game"]
         )
-        for service in self.services:
-            game = service.settings.game.key
+        for source in self.sources:
             try:
-                counts = service.store.counts(service.game_id)
-                health = check(service.store, service.game_id, now, _FOREVER, _FOREVER)
+                gauges = source.gauges(now)
             except Exception:  # a scrape must never take the service down
                 log.debug("metrics: cannot read the store", exc_info=True)
                 continue
-            depth.add_metric([game], counts.get("pending", 0) + counts.get("sending", 0))
-            waited = health.oldest_waiting.total_seconds() if health.oldest_waiting else 0.0
-            oldest.add_metric([game], max(0.0, waited))
-            quarantine.add_metric([game], counts.get("quarantined", 0))
-            due = engine.next_deadline(service.referee.state)
-            lag.add_metric([game], max(0.0, (now - due).total_seconds()) if due else 0.0)
+            depth.add_metric([gauges.game], gauges.depth)
+            oldest.add_metric([gauges.game], gauges.oldest_seconds)
+            quarantine.add_metric([gauges.game], gauges.quarantined)
+            lag.add_metric([gauges.game], gauges.lag_seconds)
         yield from (depth, oldest, quarantine, lag)
 
 
-def serve(port: int, address: str, services: Sequence[Service]) -> None:
+def serve(port: int, address: str, sources: Sequence[GaugeSource]) -> None:
     """Expose the metrics on http://address:port/metrics (a thread of this process)."""
-    REGISTRY.register(StoreGauges(services))
+    REGISTRY.register(StoreGauges(sources))
     start_http_server(port, addr=address, registry=REGISTRY)
     log.info("metrics on http://%s:%d/metrics", address, port)

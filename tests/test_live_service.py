@@ -10,7 +10,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from referee.config import load_settings
-from referee.mail.smtp import Postman
+from referee.delivery.smtp import Postman
 from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store

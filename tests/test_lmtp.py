@@ -25,7 +25,7 @@ import pytest
 from sqlmodel import Session, select
 
 from referee.config import ConfigError, load_settings
-from referee.runner import lease_now
+from referee.ownership import lease_now
 from referee.service import Referee
 from referee.store.store import Store
 from referee.store.tables import InboundRow

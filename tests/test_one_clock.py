@@ -21,8 +21,9 @@ import pytest
 
 from examples.make_examples import CONFIG, build
 from referee.config import load_settings
+from referee.inboxes import delivery_time
 from referee.replay import replay
-from referee.runner import Service, delivery_time
+from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store
 

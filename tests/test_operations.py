@@ -17,8 +17,9 @@ from aiosmtpd.smtp import SMTP as SMTPServer
 from aiosmtpd.smtp import Envelope, Session
 
 from referee.config import Settings, SmtpConfig, load_settings
-from referee.mail.sentbox import MaildirPostman
-from referee.mail.smtp import Postman, backoff
+from referee.delivery.outbox import backoff
+from referee.delivery.sentbox import MaildirPostman
+from referee.delivery.smtp import Postman
 from referee.runner import Service
 from referee.service import Referee
 from referee.store.store import Store

@@ -23,8 +23,8 @@ from sqlmodel import Session, col, select
 
 from referee.config import Settings, load_settings
 from referee.core import view
+from referee.ownership import gone, lease_now
 from referee.replay import replay
-from referee.runner import gone, lease_now
 from referee.service import Referee
 from referee.store.store import LostGame, Store
 from referee.store.tables import InboundRow

@@ -11,16 +11,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from referee.archive.gitlog import commit_history
 from referee.archive.history import History, HistoryBuilder, LoggedEvent
 from referee.archive.writer import ArchiveWriter, RulesetText
 from referee.config import Settings
+from referee.core.model import GameState
 from referee.core.printable import printable_data
 from referee.mail.render import Renderer
-from referee.store.store import Store
 
 log = logging.getLogger("referee.archive")
 
@@ -50,10 +51,23 @@ class Written:
     pages: int
 
 
+class EventLog(Protocol):
+    """What the archive reads of the store: a game's state before its first event, the events
+    logged after a number, and the head of its hash chain (`Store` is one)."""
+
+    def initial(self, game_id: int) -> GameState: ...
+
+    def event_log(
+        self, game_id: int, after: int = 0
+    ) -> list[tuple[int, datetime, str | None, dict[str, Any]]]: ...
+
+    def chain_head(self, game_id: int) -> tuple[int, str]: ...
+
+
 class Keeper:
     """Keeps one game's archive and site up to date with its event log."""
 
-    def __init__(self, settings: Settings, store: Store, game_id: int) -> None:
+    def __init__(self, settings: Settings, store: EventLog, game_id: int) -> None:
         self.settings = settings
         self.store = store
         self.game_id = game_id

@@ -24,6 +24,11 @@ GENESIS = "0" * 64  # the head before the first link
 # last one kept: fewer copies of the hash on each link, and at most this many bytes hashed
 # again to find a field's start when a change is first found in it
 KEPT_EVERY = 2048
+# The header naming the link a mail the referee sends belongs to: written as CHAIN_PENDING when
+# the mail is built, replaced by the link's number and head when the unit of work that queued
+# the mail makes its link (`UnitOfWork.flush`): the link binds the mail's cause, not its bytes.
+CHAIN_HEADER = b"X-Nomic-Chain: "
+CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
 
 
 def digest(data: bytes) -> str:

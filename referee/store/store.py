@@ -9,6 +9,10 @@ time. A process holds a game by a lease row (`game_owners`) that it renews by he
 `LostGame` when another process has taken the game over, so two processes can never both write
 a game's events. Outbox rows are claimed (`sending`, `claimed_by`) before they are sent, with
 `FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite the claim is one atomic UPDATE.
+
+`Store` is the face callers import; its books are modules of their own: the outbox
+(`outbox.py`), inbound rows and mailboxes (`inbound.py`), leases and heartbeats
+(`leases.py`), and what a replay's batch keeps in memory (`memory.py`).
 """
 
 from __future__ import annotations
@@ -28,17 +32,18 @@ from sqlalchemy import and_, bindparam, case, delete, func, insert, inspect, or_
 from sqlalchemy import event as sa_event
 from sqlalchemy import select as columns
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, SQLModel, col, create_engine, select
 from sqlmodel.sql.sqltypes import UTCDateTime
 
 from referee.core import codec
-from referee.core.chain import GENESIS
+from referee.core.chain import CHAIN_HEADER, CHAIN_PENDING, GENESIS
 from referee.core.codec import state_from_data
 from referee.core.model import GameState
-from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
-from referee.mail.parse import InboundMail, dedupe_key
+from referee.store.inbound import InboundBook, InboundKeys
+from referee.store.leases import Leases, renew_lease
+from referee.store.memory import BatchMemory
+from referee.store.outbox import OutboxBook
 from referee.store.tables import (
     ChainRow,
     ConfirmationRow,
@@ -109,7 +114,11 @@ def load_state(text: str) -> GameState:
     return state_from_data(json.loads(text))
 
 
-class Store:
+class Store(OutboxBook, InboundBook, Leases):
+    """The database of every game: games, events, state snapshots and the hash chain here,
+    the outbox, inbound rows and leases in their own books (`OutboxBook`, `InboundBook`,
+    `Leases`); what one mail or tick writes goes through a `unit` of work."""
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
@@ -120,7 +129,7 @@ class Store:
         self._known: dict[int, tuple[int | None, int | None]] = {}  # see `unit`
         self._open = 0  # units of the batch open now
         self._inner = False  # a unit was opened inside the one open now
-        self._kept: _Batch | None = None  # what a batch's units know without reading it
+        self._kept: BatchMemory | None = None  # what a batch's units know without reading it
 
     def create_schema(self) -> None:
         """Bring the tables up to date with the migrations (alembic upgrade head).
@@ -274,301 +283,6 @@ class Store:
             ).first()
             return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
-    def outbox(self, game_id: int | None = None, status: str | None = None) -> list[OutboxRow]:
-        with Session(self.engine) as session:
-            query = select(OutboxRow).order_by(col(OutboxRow.id))
-            if game_id is not None:
-                query = query.where(OutboxRow.game_id == game_id)
-            if status is not None:
-                query = query.where(OutboxRow.status == status)
-            return list(session.exec(query).all())
-
-    def outbox_mail(self, game_id: int) -> list[tuple[bytes, datetime]]:
-        """The game's outgoing mail in the order it was queued: each one's bytes and the time
-        it was queued (`outbox`'s rows without the rest of their columns, as `replay --out`
-        writes them)."""
-        with Session(self.engine) as session:
-            query = (
-                select(OutboxRow.raw, OutboxRow.created_at)
-                .where(OutboxRow.game_id == game_id)
-                .order_by(col(OutboxRow.id))
-            )
-            return [(raw, at) for raw, at in session.exec(query).all()]
-
-    # ----- the outbox worker's side ---------------------------------------------------------
-
-    def due(self, game_id: int, now: datetime, limit: int = 500) -> list[OutboxRow]:
-        """Pending mail whose next attempt is due, oldest first."""
-        with Session(self.engine) as session:
-            query = (
-                select(OutboxRow)
-                .where(
-                    OutboxRow.game_id == game_id,
-                    OutboxRow.status == "pending",
-                    col(OutboxRow.next_attempt_at) <= now,
-                )
-                .order_by(col(OutboxRow.id))
-                .limit(limit)
-            )
-            return list(session.exec(query).all())
-
-    def next_attempt(self, game_id: int) -> datetime | None:
-        with Session(self.engine) as session:
-            found = session.exec(
-                select(func.min(OutboxRow.next_attempt_at)).where(
-                    OutboxRow.game_id == game_id, OutboxRow.status == "pending"
-                )
-            ).one()
-            return found if isinstance(found, datetime) else None
-
-    def claim(self, game_id: int, owner: str, now: datetime, limit: int = 500) -> list[OutboxRow]:
-        """Take due pending rows for sending (`sending`, claimed by `owner`), oldest first.
-
-        A row is claimed by one process only: the subquery skips rows another transaction has
-        locked (PostgreSQL), and the UPDATE takes only rows still `pending`.
-        """
-        due = (
-            select(_OUTBOX.id)
-            .where(
-                _OUTBOX.game_id == game_id,
-                _OUTBOX.status == "pending",
-                _OUTBOX.next_attempt_at <= now,
-            )
-            .order_by(_OUTBOX.id)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-        )
-        statement = (
-            update(_OUTBOX_T)
-            .where(_OUTBOX.id.in_(due.scalar_subquery()), _OUTBOX.status == "pending")
-            .values(status="sending", claimed_by=owner)
-            .returning(*_OUTBOX_T.c)
-        )
-        with Session(self.engine) as session:
-            found = session.connection().execute(statement).mappings().all()
-            session.commit()
-        return sorted((OutboxRow(**dict(row)) for row in found), key=lambda r: r.id or 0)
-
-    def unclaim(self, game_id: int) -> int:
-        """Put back rows a previous owner claimed and never recorded (it died mid-send)."""
-        with Session(self.engine) as session:
-            result = session.connection().execute(
-                update(_OUTBOX_T)
-                .where(_OUTBOX.game_id == game_id, _OUTBOX.status == "sending")
-                .values(status="pending", claimed_by=None)
-            )
-            session.commit()
-            return int(result.rowcount)
-
-    def mark_outbox(
-        self,
-        row_id: int,
-        status: str,
-        attempts: int,
-        at: datetime,
-        next_attempt: datetime | None = None,
-        error: str = "",
-        owner: str | None = None,
-    ) -> None:
-        """Record a send: `sent`, `failed` for good (5xx), or `pending` again with a retry time.
-
-        With `owner`, only while the row is still that process's claim.
-        """
-        where = [_OUTBOX.id == row_id]
-        if owner is not None:
-            where += [_OUTBOX.status == "sending", _OUTBOX.claimed_by == owner]
-        with Session(self.engine) as session:
-            session.execute(
-                update(_OUTBOX_T)
-                .where(*where)
-                .values(
-                    claimed_by=None,
-                    status=status,
-                    attempts=attempts,
-                    sent_at=at if status == "sent" else None,
-                    next_attempt_at=next_attempt,
-                    last_error=error[:500],
-                )
-            )
-            session.commit()
-
-    def counts(self, game_id: int) -> dict[str, int]:
-        """How many outbox rows are in each status, and how many mails were quarantined."""
-        with Session(self.engine) as session:
-            rows = session.exec(
-                select(OutboxRow.status, func.count())
-                .where(OutboxRow.game_id == game_id)
-                .group_by(OutboxRow.status)
-            ).all()
-            out = {str(status): int(n) for status, n in rows}
-            out["quarantined"] = int(
-                session.exec(
-                    select(func.count())
-                    .select_from(InboundRow)
-                    .where(InboundRow.game_id == game_id, InboundRow.status == "quarantined")
-                ).one()
-            )
-            return out
-
-    def mailbox(self, game_id: int, folder: str) -> tuple[int, int]:
-        """The UIDVALIDITY and last UID recorded for a folder (0, 0 when new)."""
-        with Session(self.engine) as session:
-            row = session.exec(
-                select(MailboxRow).where(MailboxRow.game_id == game_id, MailboxRow.folder == folder)
-            ).first()
-            return (row.uidvalidity, row.last_uid) if row else (0, 0)
-
-    def save_mailbox(self, game_id: int, folder: str, uidvalidity: int, last_uid: int) -> None:
-        with Session(self.engine) as session:
-            row = session.exec(
-                select(MailboxRow).where(MailboxRow.game_id == game_id, MailboxRow.folder == folder)
-            ).first()
-            row = row or MailboxRow(game_id=game_id, folder=folder)
-            row.uidvalidity, row.last_uid = uidvalidity, last_uid
-            session.add(row)
-            session.commit()
-
-    def record_failure(
-        self,
-        game_id: int,
-        message_id: str,
-        sender: str,
-        at: datetime,
-        error: str,
-        key: str | None = None,
-    ) -> None:
-        """A message that made processing fail: kept in the quarantine folder, noted here.
-
-        `key` is the mail's dedupe key (`InboundMail.dedupe_key`); without it, one made from
-        the sender and Message-ID alone.
-        """
-        key = key or dedupe_key(sender, message_id, "")
-        if self._kept is not None:
-            self._kept.forget()
-        with Session(self.engine) as session:
-            exists = session.exec(
-                select(InboundRow).where(
-                    InboundRow.game_id == game_id, InboundRow.dedupe_key == key
-                )
-            ).first()
-            if exists is None:
-                session.add(
-                    InboundRow(
-                        game_id=game_id,
-                        dedupe_key=key,
-                        message_id=message_id,
-                        sender=sender,
-                        received_at=at,
-                        delivered_at=at,
-                        status="quarantined",
-                        note=error[:500],
-                    )
-                )
-                session.commit()
-
-    def inbound_count(self, game_id: int) -> int:
-        with Session(self.engine) as session:
-            count = session.exec(
-                select(func.count()).select_from(InboundRow).where(InboundRow.game_id == game_id)
-            ).one()
-            return int(count)
-
-    def inbound_rows(self, game_id: int) -> list[tuple[str, str, str, datetime, int]]:
-        """Every inbound mail's dedupe key, sender, status, time of effect and count of
-        commands, in the order they were recorded (`verify` compares them, 213)."""
-        with Session(self.engine) as session:
-            rows = session.exec(
-                select(InboundRow).where(InboundRow.game_id == game_id).order_by(col(InboundRow.id))
-            ).all()
-            return [(r.dedupe_key, r.sender, r.status, r.received_at, r.commands) for r in rows]
-
-    # ----- one owner per game ---------------------------------------------------------------
-
-    def acquire(
-        self, game_id: int, owner: str, now: datetime, seconds: float, dead: str | None = None
-    ) -> bool:
-        """Take the game's lease when it is free, expired, already ours, or held by `dead` (a
-        process known to be gone); True when held."""
-        until = now + timedelta(seconds=seconds)
-        free = (_OWNERS.owner == owner) | (_OWNERS.expires_at < now)
-        if dead is not None:
-            free = free | (_OWNERS.owner == dead)
-        with Session(self.engine) as session:
-            connection = session.connection()
-            taken = connection.execute(
-                update(_OWNERS_T)
-                .where(_OWNERS.game_id == game_id, free)
-                .values(owner=owner, expires_at=until)
-            ).rowcount
-            if not taken:
-                exists = connection.execute(
-                    select(_OWNERS.game_id).where(_OWNERS.game_id == game_id)
-                ).first()
-                if exists is not None:
-                    return False
-                try:
-                    connection.execute(
-                        insert(_OWNERS_T).values(game_id=game_id, owner=owner, expires_at=until)
-                    )
-                except IntegrityError:  # another process inserted it first
-                    session.rollback()
-                    return False
-            session.commit()
-            return True
-
-    def renew(self, game_id: int, owner: str, now: datetime, seconds: float) -> bool:
-        """Extend our lease; False when another process holds the game now."""
-        with Session(self.engine) as session:
-            renewed = _renew(session, game_id, owner, now + timedelta(seconds=seconds))
-            session.commit()
-            return renewed
-
-    def release(self, game_id: int, owner: str) -> None:
-        """Give the game up at once (a clean stop), so another process may take it."""
-        with Session(self.engine) as session:
-            session.connection().execute(
-                delete(_OWNERS_T).where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
-            )
-            session.commit()
-
-    def holder(self, game_id: int, now: datetime) -> str | None:
-        """The process that holds the game's lease now, if any."""
-        with Session(self.engine) as session:
-            row = session.get(GameOwnerRow, game_id)
-            return row.owner if row is not None and row.expires_at >= now else None
-
-    def held_by(self, owner: str, now: datetime) -> int:
-        """How many games a process holds now."""
-        with Session(self.engine) as session:
-            count = session.exec(
-                select(func.count())
-                .select_from(GameOwnerRow)
-                .where(GameOwnerRow.owner == owner, col(GameOwnerRow.expires_at) >= now)
-            ).one()
-            return int(count)
-
-    def beat(self, worker: str, now: datetime, seconds: float) -> int:
-        """A live process's heartbeat; returns how many processes are alive (itself included)."""
-        until = now + timedelta(seconds=seconds)
-        with Session(self.engine) as session:
-            connection = session.connection()
-            found = connection.execute(
-                update(_WORKERS_T).where(_WORKERS.name == worker).values(expires_at=until)
-            ).rowcount
-            if not found:
-                connection.execute(insert(_WORKERS_T).values(name=worker, expires_at=until))
-            connection.execute(delete(_WORKERS_T).where(_WORKERS.expires_at < now))
-            alive = connection.execute(
-                select(func.count()).select_from(_WORKERS_T).where(_WORKERS.expires_at >= now)
-            ).scalar()
-            session.commit()
-            return int(alive or 1)
-
-    def leave(self, worker: str) -> None:
-        with Session(self.engine) as session:
-            session.connection().execute(delete(_WORKERS_T).where(_WORKERS.name == worker))
-            session.commit()
-
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Every unit of work inside is one SAVEPOINT of a single transaction, committed at the
@@ -577,14 +291,14 @@ class Store:
         read the store apart from the units until the batch ends.
 
         The units also keep in memory what the batch has written that they would otherwise
-        read back (`_Batch`: the inbound mail's keys, each sender's day, the other games),
+        read back (`BatchMemory`: the inbound mail's keys, each sender's day, the other games),
         and the game's row (its event count and state snapshot) is written once, when the
         batch ends: the rows the batch leaves are the ones its units would have left."""
         if not self.memory:
             raise StoreError("batched commits are for a replay's store in memory")
         with Session(self.engine, expire_on_commit=False) as session:
             self._batch = session
-            self._kept = _Batch()
+            self._kept = BatchMemory()
             try:
                 yield
                 connection = self._batch_connection or session.connection()
@@ -651,7 +365,7 @@ class Store:
                 if fence is not None:  # first, so the write lock is taken before any read
                     owner, seconds = fence
                     until = datetime.now(UTC) + timedelta(seconds=seconds)
-                    if not _renew(session, game_id, owner, until):
+                    if not renew_lease(session, game_id, owner, until):
                         raise LostGame(f"game {game_id} is worked by another process now")
                 yield work
                 work.flush()
@@ -659,17 +373,6 @@ class Store:
             except BaseException:
                 session.rollback()
                 raise
-
-
-def _renew(session: Session, game_id: int, owner: str, until: datetime) -> bool:
-    """Extend the lease in the session's transaction; on PostgreSQL the row stays locked
-    until the commit, so a process trying to take the game over waits and then fails."""
-    result = session.connection().execute(
-        update(_OWNERS_T)
-        .where(_OWNERS.game_id == game_id, _OWNERS.owner == owner)
-        .values(expires_at=until)
-    )
-    return bool(result.rowcount)
 
 
 _TABLES = SQLModel.metadata.tables
@@ -996,35 +699,6 @@ def _driver_of(connection: Connection) -> Any:
     return connection.connection.driver_connection
 
 
-class _Batch:
-    """What the units of a batch (`Store.batch`) know of the store without reading it, since
-    only they write it meanwhile: every inbound mail's key and status, each sender's mail
-    on a day, the games the database holds; and each game's row as the units left it, to
-    write once when the batch ends (its event count, and its latest state snapshot, kept as
-    the frozen state itself until then).
-
-    A unit that fails is undone in the database: `undo` then forgets what was read (it is
-    read again when asked) and puts the games' rows back as that unit found them."""
-
-    def __init__(self) -> None:
-        self.keys: dict[int, dict[str, str]] = {}  # game -> dedupe key -> status
-        self.days: dict[tuple[int, str, date], list[int]] = {}  # see `UnitOfWork.sender_today`
-        self.games: set[int] | None = None  # the games' ids, once read
-        # game -> (its event count, its latest snapshot and the last event it includes, or
-        # None when the batch has taken none)
-        self.games_rows: dict[int, tuple[int, GameState | None, int | None]] = {}
-
-    def forget(self) -> None:
-        """Everything read is read again (rows were written or undone outside the units)."""
-        self.keys.clear()
-        self.days.clear()
-        self.games = None
-
-    def undo(self, rows: dict[int, tuple[int, GameState | None, int | None]]) -> None:
-        self.forget()
-        self.games_rows = rows
-
-
 class UnitOfWork:
     """What one processed mail or tick writes, committed together.
 
@@ -1038,7 +712,7 @@ class UnitOfWork:
         session: Session,
         game_id: int,
         connection: Connection | None = None,
-        kept: _Batch | None = None,
+        kept: BatchMemory | None = None,
     ) -> None:
         self.session = session
         self.game_id = game_id
@@ -1115,7 +789,7 @@ class UnitOfWork:
                 pass
         return self._connection.execute(statement, params)
 
-    def seen(self, mail: InboundMail) -> bool:
+    def seen(self, mail: InboundKeys) -> bool:
         """Whether this mail (same sender, Message-ID and body) was applied already."""
         keys = list(mail.dedupe_keys)  # its own, and those older versions recorded
         if self._kept is not None:
@@ -1132,7 +806,7 @@ class UnitOfWork:
             found = self._kept.keys[self.game_id] = {str(k): str(s) for k, s in rows}
         return found
 
-    def seen_elsewhere(self, mail: InboundMail) -> int | None:
+    def seen_elsewhere(self, mail: InboundKeys) -> int | None:
         """Another game of this database that already applied this very mail (same sender,
         Message-ID and body), or None: a signed mail acts in one game only (issue 15)."""
         if self._kept is not None:  # a batch's store holding no other game: none (foreign key)
@@ -1145,7 +819,7 @@ class UnitOfWork:
         return int(found[0]) if found is not None else None
 
     def record_inbound(
-        self, mail: InboundMail, at: datetime, status: str, note: str = "", commands: int = 0
+        self, mail: InboundKeys, at: datetime, status: str, note: str = "", commands: int = 0
     ) -> None:
         key = mail.dedupe_key  # made from the mail's fields each time it is asked
         statuses = self._inbound_keys() if self._kept is not None else None
