@@ -119,10 +119,17 @@ class Ledger:
     next_number: int = 1  # questions and offers are numbered together: Q1, Q2 ...
 
     def value(self, counter: str, holder: str, start: Fraction = Fraction(0)) -> Fraction:
-        for name, who, text in self.values:
-            if name == counter and who == holder:
-                return Fraction(text)
-        return start
+        text = self.index().get((counter, holder))
+        return start if text is None else Fraction(text)
+
+    def index(self) -> dict[tuple[str, str], str]:
+        """The values by (counter, holder), made once per ledger (not a field: not in the
+        state's data or digest)."""
+        made: dict[tuple[str, str], str] | None = self.__dict__.get("_index")
+        if made is None:
+            made = {(counter, holder): text for counter, holder, text in self.values}
+            object.__setattr__(self, "_index", made)
+        return made
 
 
 @dataclass(frozen=True)
@@ -168,16 +175,21 @@ class Result:
 def counters(owned: Sequence[Owned]) -> dict[str, p.Counter]:
     """Every counter in force: `points` always; a name declared by several rules takes the
     declaration of the rule first in precedence (211)."""
+    programs = tuple(rule.program for rule in owned)
+    for kept, table in _COUNTERS:
+        if len(kept) == len(programs) and all(a is b for a, b in zip(kept, programs, strict=True)):
+            return dict(table)
     found: dict[str, p.Counter] = {p.POINTS: p.Counter(p.POINTS, p.HolderKind.PLAYER, decimals=0)}
     points_set = False
     for rule in owned:
-        for counter in rule.program.counters:
+        for counter in _indexed(rule.program).counters:
             if counter.name == p.POINTS:
                 if not points_set:
                     found[p.POINTS] = p.Counter(p.POINTS, decimals=counter.decimals or 0)
                     points_set = True
             elif counter.name not in found:
                 found[counter.name] = counter
+    _COUNTERS[:] = [(programs, dict(found))]
     return found
 
 
@@ -249,9 +261,11 @@ class _Run:
     next_number: int = 1
     rule: int = 0
 
+    written: set[tuple[str, str]] = field(default_factory=set)
+
     def __post_init__(self) -> None:
         self.defs = counters(self.owned)
-        self.values = {(c, h): Fraction(t) for c, h, t in self.ledger.values}
+        self.texts = self.ledger.index()
         self.next_number = self.ledger.next_number
 
     # bookkeeping
@@ -264,8 +278,13 @@ class _Run:
             raise _Stop(StopReason.DEPTH)
 
     def get(self, counter: str, holder: str) -> Fraction:
-        found = self.values.get((counter, holder))
+        key = (counter, holder)
+        found = self.values.get(key)
         if found is not None:
+            return found
+        text = self.texts.get(key)
+        if text is not None:
+            found = self.values[key] = Fraction(text)
             return found
         definition = self.defs.get(counter)
         if definition is None:
@@ -285,15 +304,23 @@ class _Run:
         if not pot and ((low is not None and value < low) or (high is not None and value > high)):
             raise _Stop(StopReason.BOUNDS, counter)
         self.values[(counter, holder)] = value
+        self.written.add((counter, holder))
         if value != before:
             self.changes.append(Change(self.rule, counter, holder, before, value))
 
-    def checkpoint(self) -> tuple[dict[tuple[str, str], Fraction], int, int, int, int]:
-        return dict(self.values), len(self.changes), len(self.said), len(self.asked), self.draws
+    def checkpoint(self) -> _Mark:
+        return (
+            dict(self.values),
+            set(self.written),
+            len(self.changes),
+            len(self.said),
+            len(self.asked),
+        )
 
-    def rollback(self, mark: tuple[dict[tuple[str, str], Fraction], int, int, int, int]) -> None:
-        values, changes, said, asked, _draws = mark
+    def rollback(self, mark: _Mark) -> None:
+        values, written, changes, said, asked = mark
         self.values = values
+        self.written = written
         del self.changes[changes:]
         del self.said[said:]
         del self.asked[asked:]
@@ -462,9 +489,7 @@ class _Run:
         for owned in self.owned:
             if owned.rule == skip:  # a rule's own adoption does not run its own handlers
                 continue
-            for handler in owned.program.handlers:
-                if handler.event != event:
-                    continue
+            for handler in _indexed(owned.program).handlers.get(event, ()):
                 env = {**self.base(), **words}
                 if handler.condition is not None:
                     self.rule = owned.rule
@@ -489,10 +514,13 @@ class _Run:
         questions: tuple[Question, ...] | None = None,
         offered: Offer | None = None,
     ) -> Result:
-        values = tuple(
-            (counter, holder, text_of(value, (self.defs.get(counter) or _PLAIN).decimals or 0))
-            for (counter, holder), value in sorted(self.values.items())
-        )
+        values = self.ledger.values
+        if self.written:
+            rows = dict(self.texts)
+            for key in self.written:
+                decimals = (self.defs.get(key[0]) or _PLAIN).decimals or 0
+                rows[key] = text_of(self.values[key], decimals)
+            values = tuple((c, h, t) for (c, h), t in sorted(rows.items()))
         waiting = self.ledger.questions if questions is None else questions
         ledger = Ledger(
             values=values,
@@ -508,7 +536,9 @@ class _Run:
             tuple(self.stopped),
             tuple(self.asked),
             offered=offered,
-            winners=winners(self.owned, self.table, ledger),
+            winners=winners(
+                self.owned, self.table, ledger, {(c.counter, c.holder) for c in self.changes}
+            ),
             steps=self.steps,
         )
 
@@ -521,6 +551,74 @@ class _Run:
 
 
 _PLAIN = p.Counter("", decimals=0)
+_Mark = tuple[dict[tuple[str, str], Fraction], set[tuple[str, str]], int, int, int]
+
+
+@dataclass(frozen=True)
+class _Index:
+    """A program's statements by what looks them up, made once per program."""
+
+    handlers: Mapping[str, tuple[p.Handler, ...]]
+    wins: tuple[p.Win, ...]
+    counters: tuple[p.Counter, ...]
+
+
+_INDEXES: dict[int, tuple[p.Program, _Index]] = {}
+_READS: dict[int, tuple[p.Win, tuple[frozenset[str], bool]]] = {}
+_COUNTERS: list[tuple[tuple[p.Program, ...], dict[str, p.Counter]]] = []
+
+
+def _indexed(program: p.Program) -> _Index:
+    kept = _INDEXES.get(id(program))
+    if kept is not None and kept[0] is program:
+        return kept[1]
+    handlers: dict[str, list[p.Handler]] = {}
+    for handler in program.handlers:
+        handlers.setdefault(handler.event, []).append(handler)
+    made = _Index(
+        {event: tuple(found) for event, found in handlers.items()},
+        program.wins,
+        program.counters,
+    )
+    if len(_INDEXES) > 4096:
+        _INDEXES.clear()
+    _INDEXES[id(program)] = (program, made)
+    return made
+
+
+def _reads(win: p.Win) -> tuple[frozenset[str], bool]:
+    """The counters a WIN reads (its condition's and its winner's), and whether it reads
+    only its own player's (`w.counter`, numbers and operators: nothing else)."""
+    kept = _READS.get(id(win))
+    if kept is not None and kept[0] is win:
+        return kept[1]
+    names: set[str] = set()
+    own_only = bool(win.each)
+    pending: list[p.Expr] = [win.condition]
+    while pending:
+        expr = pending.pop()
+        if isinstance(expr, p.Attribute):
+            names.add(expr.counter)
+            own_only = own_only and expr.holder == win.each
+        elif isinstance(expr, p.Name):
+            names.add(expr.name)
+            own_only = own_only and expr.name == win.each
+        elif isinstance(expr, p.Unary):
+            pending.append(expr.operand)
+        elif isinstance(expr, p.Binary):
+            pending += [expr.left, expr.right]
+        elif isinstance(expr, p.Call):
+            pending += list(expr.args)
+            own_only = own_only and expr.function != "count"
+        elif not isinstance(expr, p.Number):
+            own_only = False
+    made = (frozenset(names), own_only)
+    if len(_READS) > 4096:
+        _READS.clear()
+    _READS[id(win)] = (win, made)
+    return made
+
+
 _ORDER: Mapping[str, Callable[[Fraction, Fraction], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -756,15 +854,33 @@ def forbidden(
     return None
 
 
-def winners(owned: Sequence[Owned], table: Table, ledger: Ledger) -> tuple[tuple[int, str], ...]:
-    """Who a WIN of a rule in force names now, rule by rule (checked after every event)."""
+def winners(
+    owned: Sequence[Owned],
+    table: Table,
+    ledger: Ledger,
+    changed: set[tuple[str, str]] | None = None,
+) -> tuple[tuple[int, str], ...]:
+    """Who a WIN of a rule in force names now, rule by rule (checked after every event).
+    `changed`: the (counter, holder) values an event changed. Only the WINs that read one of
+    those counters are evaluated (one that reads none has not changed its mind), and a
+    `FOR EACH player w: WIN w` that reads only w's own counters, only for the players whose
+    values changed. None: every WIN, for every player (after a player joins or leaves)."""
     found: list[tuple[int, str]] = []
-    wins = [(rule, win) for rule in owned for win in rule.program.wins]
+    counters_changed = None if changed is None else {counter for counter, _h in changed}
+    holders_changed = None if changed is None else {holder for _c, holder in changed}
+    wins = []
+    for rule in owned:
+        for win in _indexed(rule.program).wins:
+            reads, own_only = _reads(win)
+            if counters_changed is None or not counters_changed.isdisjoint(reads):
+                wins.append((rule, win, own_only))
     if not wins:
         return ()
     run = _Run(owned, table, ledger)
-    for rule, win in wins:
-        players = table.players if win.each else ("",)
+    for rule, win, own_only in wins:
+        players: Sequence[str] = table.players if win.each else ("",)
+        if win.each and own_only and holders_changed is not None:
+            players = [player for player in table.players if player in holders_changed]
         for player in players:
             env = {**run.base(), **({win.each: player} if win.each else {})}
             try:
