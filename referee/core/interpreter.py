@@ -133,6 +133,27 @@ class Ledger:
 
 
 @dataclass(frozen=True)
+class Block:
+    """A rule's mechanics block, owned by the rule's identity (101, 109): the rule's number
+    changes, the block stays its own; a proposal's block waits under its number."""
+
+    owner: int
+    program: p.Program
+
+
+@dataclass(frozen=True)
+class Mechanics:
+    """The players' mechanics in the game's state: the dice's seed (hex; empty: derived from
+    the game, for games made before seeds were kept), the blocks of the rules (in force or
+    not: the rules say which), the blocks of the open proposals, and the ledger."""
+
+    seed: str = ""
+    blocks: tuple[Block, ...] = ()
+    proposed: tuple[Block, ...] = ()
+    ledger: Ledger = Ledger()
+
+
+@dataclass(frozen=True)
 class Change:
     rule: int
     counter: str
