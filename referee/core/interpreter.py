@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import hmac
+import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,10 @@ class Table:
     now: datetime
     zone: tzinfo  # the game's time zone: calendar days, weeks and months
     turn: int = 0  # the turn's ordinal, for LIMIT ... PER turn
+    # The players' scores as the game keeps them: `points` is the score (113). The ledger's
+    # exact value (with its decimals) holds while its whole part is the score; once the score
+    # moved otherwise (the King's award), the score is the value.
+    scores: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,7 @@ class _Run:
     def __post_init__(self) -> None:
         self.defs = counters(self.owned)
         self.texts = self.ledger.index()
+        self.scores = dict(self.table.scores)
         self.next_number = self.ledger.next_number
 
     # bookkeeping
@@ -304,6 +310,10 @@ class _Run:
         if found is not None:
             return found
         text = self.texts.get(key)
+        if counter == p.POINTS and holder != GAME:
+            score = self.scores.get(holder)
+            if score is not None and (text is None or math.floor(Fraction(text)) != score):
+                text = str(score)
         if text is not None:
             found = self.values[key] = Fraction(text)
             return found

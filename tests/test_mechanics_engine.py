@@ -1,0 +1,93 @@
+"""The players' mechanics in the engine: a block proposed, owned by its rule once adopted,
+run at the game's events, stopped by a repeal, replaced by an amendment (issue 26; 101, 207)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from referee.core import chain, codec
+from referee.core import program as p
+from referee.core.events import Propose
+from referee.core.model import GameState, ProposalKind
+from referee.notation import read
+from tests.helpers import ADA, BOB, CARLA, Game, new_game
+from tests.notation_blocks import CINQUE, FIVE
+from tests.test_engine_rules import adopt
+
+K = ProposalKind
+
+
+def enact(sender: str, prose: str, block: str, language: str) -> Propose:
+    marker = "MECHANICS" if language == "en" else "MECCANICA"
+    text = f"{prose}\n{marker}\n{block}"
+    program = read(text, language)
+    assert isinstance(program, p.Program), program
+    return Propose(sender, K.ENACT, text=text, program=program)
+
+
+def coins(state: GameState, who: str, name: str = "coins") -> Fraction:
+    assert state.mechanics is not None
+    return state.mechanics.ledger.value(name, who)
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_the_coins_rule_pays_every_later_author_until_repealed(language: str) -> None:
+    game = Game(new_game(language=language))
+    block, name = (FIVE[0], "coins") if language == "en" else (CINQUE[0], "monete")
+    rule = adopt(game, enact(CARLA, "Coins for authors.", block, language))
+    assert coins(game.state, CARLA, name) == 0  # its own adoption does not pay
+    adopt(game, Propose(ADA, K.ENACT, text="A rule of prose."))
+    assert coins(game.state, ADA, name) == 40
+    adopt(game, Propose(BOB, K.REPEAL, target=rule))
+    assert coins(game.state, BOB, name) == 0  # repealed: its handler has stopped (101)
+    assert coins(game.state, ADA, name) == 40  # what it gave stays
+
+
+def test_an_amendment_replaces_the_block_and_counters_keep_their_values() -> None:
+    game = Game()
+    rule = adopt(game, enact(CARLA, "Coins.", FIVE[0], "en"))
+    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
+    amended = "COUNTER coins FOR player START 0\nON proposal.adopted: GIVE author 5 coins\n"
+    text = f"Fewer coins.\nMECHANICS\n{amended}"
+    program = read(text, "en")
+    assert isinstance(program, p.Program)
+    adopt(game, Propose(BOB, K.AMEND, target=rule, text=text, program=program))
+    assert coins(game.state, ADA) == 40 and coins(game.state, BOB) == 0
+    adopt(game, Propose(CARLA, K.ENACT, text="More prose."))
+    assert coins(game.state, CARLA) == 5
+
+
+def test_points_given_by_a_block_are_the_players_score() -> None:
+    game = Game()
+    block = "ON vote.cast IF vote: GIVE voter 2 points\n"
+    adopt(game, enact(CARLA, "Yes is worth two points.", block, "en"))
+    before = {pl.email: pl.score for pl in game.state.players}
+    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
+    after = {pl.email: pl.score for pl in game.state.players}
+    assert after[BOB] == before[BOB] + 2 and after[CARLA] == before[CARLA] + 2
+    assert after[ADA] == before[ADA] + 2 + 1  # and the King's award of 1 to the turn's player
+
+
+def test_a_state_with_blocks_encodes_decodes_and_digests_as_its_repr() -> None:
+    game = Game()
+    adopt(game, enact(CARLA, "Coins.", FIVE[0], "en"))
+    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
+    state = game.state
+    assert state.mechanics is not None and state.mechanics.blocks
+    data = codec.state_to_data(state)
+    assert codec.state_from_data(data) == state
+    assert chain.StateDigest()(state) == chain.digest(repr(state).encode("utf-8"))
+    proposed = enact(BOB, "Pickpockets.", FIVE[2], "en")
+    event = codec.event_from_data(codec.event_to_data(proposed))
+    assert event == proposed
+
+
+def test_a_game_without_blocks_keeps_no_mechanics_and_no_new_data() -> None:
+    game = Game()
+    adopt(game, Propose(CARLA, K.ENACT, text="Prose only."))
+    assert game.state.mechanics is None
+    assert "mechanics" not in codec.state_to_data(game.state)
+    assert ", mechanics=" not in repr(game.state)
+    assert "program" not in codec.event_to_data(Propose(CARLA, K.ENACT, text="x"))
