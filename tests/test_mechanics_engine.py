@@ -9,7 +9,7 @@ import pytest
 
 from referee.core import chain, codec
 from referee.core import program as p
-from referee.core.events import Propose
+from referee.core.events import AcceptOffer, Act, AnswerQuestion, Propose
 from referee.core.model import GameState, ProposalKind
 from referee.notation import read
 from tests.helpers import ADA, BOB, CARLA, Game, new_game
@@ -91,3 +91,56 @@ def test_a_game_without_blocks_keeps_no_mechanics_and_no_new_data() -> None:
     assert "mechanics" not in codec.state_to_data(game.state)
     assert ", mechanics=" not in repr(game.state)
     assert "program" not in codec.event_to_data(Propose(CARLA, K.ENACT, text="x"))
+
+
+def test_pickpocket_by_mail_once_a_day_with_the_rule_s_own_dice_in_either_game() -> None:
+    for language in ("en", "it"):
+        game = Game(new_game(language=language))
+        adopt(game, enact(CARLA, "Coins and pickpockets.", FIVE[0] + FIVE[2], language))
+        for author in (ADA, BOB, CARLA, ADA):
+            adopt(game, Propose(author, K.ENACT, text=f"Prose by {author}."))
+        assert coins(game.state, ADA) == 80 and coins(game.state, BOB) == 40
+        refused = game.do(Act(BOB, "pickpocket", ("Carla",)))  # Carla has only 40
+        assert not refused.ok and refused.data["why"] == "require"
+        done = game.do(Act(BOB, "PICKPOCKET", ("Ada",)))
+        assert done.ok, done
+        bob, ada, pot = coins(game.state, BOB), coins(game.state, ADA), coins(game.state, "game")
+        assert (bob, ada, pot) in ((47, 73, 0), (36, 80, 4))
+        assert done.data["moved"]
+        again = game.do(Act(BOB, "pickpocket", ("Ada",)))
+        assert not again.ok and again.data["why"] == "limit"
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_transfer_is_offered_then_accepted_by_the_receiver(language: str) -> None:
+    game = Game(new_game(language=language))
+    adopt(game, enact(CARLA, "Gifts of points.", FIVE[3], language))
+    before = {pl.email: pl.score for pl in game.state.players}
+    offered = game.do(Act(CARLA, "transfer", ("Bob", "1")))
+    assert offered.ok and offered.code == "action_offered", offered
+    assert {pl.email: pl.score for pl in game.state.players} == before
+    wrong = game.do(AcceptOffer(ADA, offered.data["number"]))
+    assert not wrong.ok and wrong.data["why"] == "no_offer"
+    accepted = game.do(AcceptOffer(BOB, offered.data["number"]))
+    assert accepted.ok, accepted
+    after = {pl.email: pl.score for pl in game.state.players}
+    assert after[CARLA] == before[CARLA] - 1 and after[BOB] == before[BOB] + 1
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_the_king_answers_the_rule_s_question_and_a_tenth_of_a_point_follows(
+    language: str,
+) -> None:
+    game = Game(new_game(language=language))
+    adopt(game, enact(CARLA, "Quotations are worth a tenth.", FIVE[4], language))
+    assert game.state.mechanics is not None and not game.state.mechanics.ledger.questions
+    adopt(game, Propose(ADA, K.ENACT, text="“To be or not to be” (Shakespeare, Hamlet)."))
+    assert game.state.mechanics is not None
+    (question,) = game.state.mechanics.ledger.questions
+    score = next(pl.score for pl in game.state.players if pl.email == ADA)
+    not_king = game.do(AnswerQuestion(BOB, question.number, True))
+    assert not not_king.ok
+    answered = game.do(AnswerQuestion(ADA, question.number, True))
+    assert answered.ok, answered
+    assert coins(game.state, ADA, "points") == score + Fraction(1, 10)
+    assert game.state.mechanics.ledger.questions == ()

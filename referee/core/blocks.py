@@ -12,13 +12,16 @@ runs, and its state is exactly what it was before the notation existed.
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from fractions import Fraction
 
 from referee.core import interpreter as i
+from referee.core import outcomes
 from referee.core import program as p
+from referee.core.events import AcceptOffer, Act, AnswerQuestion
 from referee.core.model import GameState, Proposal, ProposalKind, replace
-from referee.core.step import Step
+from referee.core.step import Refusal, Step
 
 
 def mechanics_of(state: GameState) -> i.Mechanics:
@@ -114,3 +117,117 @@ def apply(step: Step, result: i.Result) -> None:
 def new_seed(material: str) -> str:
     """A seed for a new game (`init`), from what the caller draws for it, as hex."""
     return hashlib.sha256(material.encode()).hexdigest()
+
+
+# --- the commands a block adds (issue 26): an action, accepting an offer, the King's answer
+
+
+_DECIMAL = re.compile(r"^-?\d{1,15}(\.\d{1,6})?$")
+
+
+def _said(step: Step, result: i.Result) -> tuple[str, ...]:
+    """A result's changes in words every language shares: "Bob Rossi 60 → 53 coins"."""
+    return tuple(
+        f"{_holder(step, c.holder)} {_number(c.before)} → {_number(c.after)} {c.counter}"
+        for c in result.changes
+    )
+
+
+def _holder(step: Step, holder: str) -> str:
+    return "game" if holder == p.GAME else step.name_of(holder)
+
+
+def _number(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else i.text_of(value, 6)
+
+
+def _rule_number(state: GameState, identity: int) -> str:
+    rule = state.rule_by_identity(identity)
+    return str(rule.number) if rule is not None else ""
+
+
+def _refused(state: GameState, action: str, result: i.Result) -> Refusal:
+    stop = result.stopped[0] if result.stopped else i.Stopped(0, i.StopReason.INVALID)
+    rule = _rule_number(state, stop.rule) if stop.rule else ""
+    return Refusal(outcomes.ActionRefused(action=action, rule=rule, why=stop.reason.value))
+
+
+def act(step: Step, cmd: Act) -> outcomes.Accepted:
+    """NAME args: the action's rule checks and runs it; one reply, citing the rule."""
+    rules = owned(step.state)
+    name = cmd.action.casefold()
+    found = i.find_action(rules, name)
+    if found is None:
+        why = i.StopReason.UNKNOWN_ACTION.value
+        raise Refusal(outcomes.ActionRefused(action=cmd.action, rule="", why=why))
+    rule, action = found
+    if len(cmd.args) != len(action.parameters):
+        why = i.StopReason.ARGUMENTS.value
+        raise Refusal(outcomes.ActionRefused(action=name, rule=str(rule.number), why=why))
+    args: list[i.Value] = []
+    for parameter, text in zip(action.parameters, cmd.args, strict=True):
+        if parameter.kind is p.ArgKind.PLAYER:
+            args.append(step.resolve(text).email)
+        elif _DECIMAL.match(text.strip()):
+            args.append(Fraction(text.strip()))
+        else:
+            why = i.StopReason.ARGUMENTS.value
+            raise Refusal(outcomes.ActionRefused(action=name, rule=str(rule.number), why=why))
+    kept = mechanics_of(step.state)
+    result = i.act(rules, table(step.state, step.now), kept.ledger, cmd.sender, name, args)
+    if not result.applied:
+        raise _refused(step.state, name, result)
+    apply(step, result)
+    if result.offered is not None:
+        offer = result.offered
+        return outcomes.ActionOffered(
+            action=name,
+            rule=str(rule.number),
+            to=step.name_of(offer.to),
+            number=offer.number,
+            until=offer.expires,
+        )
+    return outcomes.ActionDone(
+        action=name,
+        rule=str(rule.number),
+        moved=_said(step, result),
+        announced=tuple(s.text for s in result.said),
+        questions=tuple(q.question for q in result.asked),
+    )
+
+
+def accept(step: Step, cmd: AcceptOffer) -> outcomes.Accepted:
+    """ACCEPT N: the offer runs now, on the game as it stands."""
+    kept = mechanics_of(step.state)
+    offer = next((o for o in kept.ledger.offers if o.number == cmd.number), None)
+    action = offer.action if offer is not None else str(cmd.number)
+    result = i.accept(
+        owned(step.state), table(step.state, step.now), kept.ledger, cmd.number, cmd.sender
+    )
+    if not result.applied:
+        if result.ledger is not kept.ledger:  # an expired offer is closed all the same
+            step.state = replace(step.state, mechanics=replace(kept, ledger=result.ledger))
+        raise _refused(step.state, action, result)
+    apply(step, result)
+    rule = _rule_number(step.state, offer.rule) if offer is not None else ""
+    return outcomes.OfferAccepted(
+        action=action, rule=rule, number=cmd.number, moved=_said(step, result)
+    )
+
+
+def answer(step: Step, cmd: AnswerQuestion) -> outcomes.Accepted:
+    """ANSWER N YES|NO: the King's answer; the effects after the ASK run now."""
+    kept = mechanics_of(step.state)
+    question = next((q for q in kept.ledger.questions if q.number == cmd.number), None)
+    result = i.answer(
+        owned(step.state), table(step.state, step.now), kept.ledger, cmd.number, cmd.yes
+    )
+    if question is None or not result.applied:
+        raise _refused(step.state, str(cmd.number), result)
+    apply(step, result)
+    return outcomes.QuestionAnswered(
+        number=cmd.number,
+        yes=cmd.yes,
+        rule=_rule_number(step.state, question.rule),
+        moved=_said(step, result),
+    )

@@ -60,6 +60,33 @@ class Revise:
 
 
 @dataclass(frozen=True)
+class Act:
+    """NAME args: an action a rule in force declares (issue 26); the arguments as the mail
+    read them (a player's name or address, a number's text)."""
+
+    sender: str
+    action: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AcceptOffer:
+    """ACCEPT N: the player an action was offered to accepts it (issue 26)."""
+
+    sender: str
+    number: int
+
+
+@dataclass(frozen=True)
+class AnswerQuestion:
+    """ANSWER N YES|NO: the King's answer to a rule's ASK (issue 26)."""
+
+    sender: str
+    number: int
+    yes: bool
+
+
+@dataclass(frozen=True)
 class Vote:
     """VOTE N YES/NO (203, 208)."""
 
@@ -288,10 +315,16 @@ Command = (
     | AskToJoin
     | Admit
     | MoveAddress
+    | Act
+    | AcceptOffer
+    | AnswerQuestion
 )
 Event = Command | Enrol | Tick
 
 EVENT_TYPES: tuple[type, ...] = (
+    Act,
+    AcceptOffer,
+    AnswerQuestion,
     Propose,
     Revise,
     Vote,

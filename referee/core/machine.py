@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from referee.core import (
+    blocks,
     changes,
     labels,
     mechanics,
@@ -44,9 +45,12 @@ from referee.core.clock import tick
 from referee.core.debate import choose_delivery, debate, suggest
 from referee.core.events import (
     EVERYONE,
+    AcceptOffer,
     Accuse,
+    Act,
     Admit,
     Agree,
+    AnswerQuestion,
     Archive,
     ArchiveRequest,
     AskToJoin,
@@ -324,4 +328,7 @@ HANDLERS: dict[type, Handler] = {
     Admit: admit,
     MoveAddress: move_address,
     Enrol: enrol,
+    Act: blocks.act,
+    AcceptOffer: blocks.accept,
+    AnswerQuestion: blocks.answer,
 }
