@@ -12,7 +12,7 @@ from referee.core import program as p
 from referee.core.events import AcceptOffer, Act, AnswerQuestion, Propose
 from referee.core.model import GameState, ProposalKind
 from referee.notation import read
-from tests.helpers import ADA, BOB, CARLA, Game, new_game
+from tests.helpers import ADA, BOB, CARLA, T0, Game, new_game
 from tests.notation_blocks import CINQUE, FIVE
 from tests.test_engine_rules import adopt
 
@@ -144,3 +144,15 @@ def test_the_king_answers_the_rule_s_question_and_a_tenth_of_a_point_follows(
     assert answered.ok, answered
     assert coins(game.state, ADA, "points") == score + Fraction(1, 10)
     assert game.state.mechanics.ledger.questions == ()
+
+
+@pytest.mark.parametrize("language", ["en", "it"])
+def test_spendies_reset_and_paid_on_the_game_s_clock(language: str) -> None:
+    game = Game(new_game(language=language))
+    adopt(game, enact(CARLA, "Spending money.", FIVE[1], language))
+    assert coins(game.state, ADA, "spendies") == 0
+    game.clock(T0.replace(year=2027, month=1, day=2))
+    assert [coins(game.state, who, "spendies") for who in (ADA, BOB, CARLA)] == [20, 20, 20]
+    game.clock(T0.replace(year=2027, month=3, day=1, hour=12))  # two more month ends, starts
+    assert coins(game.state, BOB, "spendies") == 20
+    assert game.state.mechanics is not None and game.state.mechanics.clock is not None

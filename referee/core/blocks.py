@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 
 from referee.core import interpreter as i
@@ -83,7 +83,9 @@ def adopted(step: Step, proposal: Proposal, identity: int) -> None:
         if block is not None:
             blocks = (*blocks, i.Block(identity, block.program))
     proposed = tuple(b for b in kept.proposed if b.owner != proposal.number)
-    step.state = replace(step.state, mechanics=replace(kept, blocks=blocks, proposed=proposed))
+    clock = kept.clock or step.now  # 108: the clock's statements run from now on
+    kept = replace(kept, blocks=blocks, proposed=proposed, clock=clock)
+    step.state = replace(step.state, mechanics=kept)
     words: dict[str, i.Value] = {"author": proposal.proposer, "proposal": Fraction(proposal.number)}
     happen(step, "proposal.adopted", words, identity)
 
@@ -97,6 +99,34 @@ def happen(step: Step, event: str, words: dict[str, i.Value], skip: int | None =
         rules, table(step.state, step.now), mechanics_of(step.state).ledger, event, words, skip
     )
     apply(step, result)
+
+
+def next_edge(state: GameState) -> datetime | None:
+    """When the next EVERY of a rule in force is due, or None (issue 26)."""
+    kept = state.mechanics
+    if kept is None or kept.clock is None:
+        return None
+    clocks = {(e.period, e.edge) for rule in owned(state) for e in rule.program.clocks}
+    if not clocks:
+        return None
+    periods = {period for period, _edge in clocks}
+    later = kept.clock + timedelta(days=40)  # a month and a week hold every period's edge
+    for at, period, edge in i.edges(kept.clock, later, UTC, periods):
+        if (period, edge) in clocks:
+            return at
+    return None
+
+
+def clock(step: Step) -> None:
+    """The EVERYs due up to now: one event for each period the clock crossed (downtime too)."""
+    kept = step.state.mechanics
+    if kept is None or kept.clock is None or step.now <= kept.clock:
+        return
+    rules = owned(step.state)
+    since = kept.clock
+    for result in i.tick(rules, table(step.state, step.now), kept.ledger, since, step.now):
+        apply(step, result)
+    step.state = replace(step.state, mechanics=replace(mechanics_of(step.state), clock=step.now))
 
 
 def apply(step: Step, result: i.Result) -> None:

@@ -156,6 +156,7 @@ class Mechanics:
     blocks: tuple[Block, ...] = ()
     proposed: tuple[Block, ...] = ()
     ledger: Ledger = Ledger()
+    clock: datetime | None = None  # the EVERYs have run up to here (from the first adoption)
 
 
 @dataclass(frozen=True)

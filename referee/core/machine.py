@@ -126,6 +126,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    blocks.happen(step, "player.left", {"player": cmd.sender})
     left = outcomes.QuitRecorded(waiting=withdraw_waiting(step, cmd.sender))  # 114, 212
     for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
         if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):

@@ -8,7 +8,9 @@ decides.
 
 from __future__ import annotations
 
-from referee.core import mechanics, notices, outcomes, view
+from fractions import Fraction
+
+from referee.core import blocks, mechanics, notices, outcomes, view
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -20,6 +22,7 @@ from referee.core.events import (
     Award,
     NameWinner,
 )
+from referee.core.interpreter import Value
 from referee.core.model import (
     Adoption,
     HistoryEntry,
@@ -50,10 +53,13 @@ def start_turn(step: Step, email: str) -> None:
             example=mechanics.example_rule(step.state),
         ),
     )
+    blocks.happen(step, "turn.started", {"player": email})
 
 
 def end_turn(step: Step, completed: bool) -> None:
     """The turn is over: count the round (201, 204), then the next turn unless held (212)."""
+    if step.state.turn_player is not None:
+        blocks.happen(step, "turn.ended", {"player": step.state.turn_player})
     s = step.state
     current = s.turn_player
     taken = s.turns_taken
@@ -158,6 +164,8 @@ def award(step: Step, cmd: Award) -> outcomes.Accepted:
     step.state = step.state.with_player(replace(player, score=player.score + cmd.points))
     current = step.state.current_proposal
     step.record(ScoreChange(player.name, player.email, cmd.points, ScoreCause.AWARD, current))
+    words: dict[str, Value] = {"player": player.email, "amount": Fraction(cmd.points)}
+    blocks.happen(step, "award.given", words)  # only the King's award fires it
     check_winner(step)
     if not step.state.over and not step.state.tie:
         end_turn(step, completed=True)
