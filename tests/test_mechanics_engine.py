@@ -9,10 +9,10 @@ import pytest
 
 from referee.core import chain, codec
 from referee.core import program as p
-from referee.core.events import AcceptOffer, Act, AnswerQuestion, Propose
+from referee.core.events import AcceptOffer, Act, AnswerQuestion, Award, Propose, Vote
 from referee.core.model import GameState, ProposalKind
 from referee.notation import read
-from tests.helpers import ADA, BOB, CARLA, T0, Game, new_game
+from tests.helpers import ADA, BOB, CARLA, DAY, T0, Game, new_game
 from tests.notation_blocks import CINQUE, FIVE
 from tests.test_engine_rules import adopt
 
@@ -156,3 +156,31 @@ def test_spendies_reset_and_paid_on_the_game_s_clock(language: str) -> None:
     game.clock(T0.replace(year=2027, month=3, day=1, hour=12))  # two more month ends, starts
     assert coins(game.state, BOB, "spendies") == 20
     assert game.state.mechanics is not None and game.state.mechanics.clock is not None
+
+
+def test_a_rule_s_win_ends_the_game_and_cites_the_rule() -> None:
+    game = Game()
+    block = "COUNTER coins FOR player START 0\nON proposal.adopted: GIVE author 60 coins\n"
+    block += "FOR EACH player p: WIN p WHEN p.coins >= 100\n"
+    rule = adopt(game, enact(CARLA, "The rich win.", block, "en"))
+    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
+    assert not game.state.over
+    outcome = game.do(Propose(BOB, K.ENACT, text="More prose."))
+    for who in (ADA, BOB, CARLA):
+        game.do(Vote(who, int(outcome.data["number"]), True))
+    game.clock(game.now + 8 * DAY)
+    assert not game.state.over  # Bob has 60
+    game.do(Award(ADA, 1))
+    outcome = game.do(Propose(CARLA, K.ENACT, text="Carla's prose."))
+    for who in (ADA, BOB, CARLA):
+        game.do(Vote(who, int(outcome.data["number"]), True))
+    game.clock(game.now + 8 * DAY)
+    game.do(Award(ADA, 1))
+    outcome = game.do(Propose(ADA, K.ENACT, text="Ada again."))
+    for who in (ADA, BOB, CARLA):
+        game.do(Vote(who, int(outcome.data["number"]), True))
+    game.clock(game.now + 8 * DAY)
+    assert game.state.over and game.state.winner == ADA  # 120 coins
+    (won,) = game.notices("winner")
+    assert won.payload.rule == "block"  # type: ignore[attr-defined]
+    assert won.cites["block"]["name"] == str(rule)

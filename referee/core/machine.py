@@ -95,7 +95,15 @@ from referee.core.proposals import extend, propose, revise
 from referee.core.roster import admit, ask_to_join, enrol, move_address
 from referee.core.step import Decision, Refusal, Step
 from referee.core.threads import Thread
-from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
+from referee.core.turns import (
+    award,
+    check_block_wins,
+    end_turn,
+    finish,
+    name_winner,
+    settle_tie,
+    start_turn,
+)
 from referee.core.voting import close_vote, everyone_voted, vote
 
 
@@ -299,6 +307,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
         tick(step)
     else:
         command(step, event)
+    check_block_wins(step)  # issue 26: a rule's WIN, checked after every event
     step.publish_changes()
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 

@@ -21,8 +21,9 @@ from referee.core.events import (
     EVERYONE,
     Award,
     NameWinner,
+    Notice,
 )
-from referee.core.interpreter import Value
+from referee.core.interpreter import Value, winners
 from referee.core.model import (
     Adoption,
     HistoryEntry,
@@ -227,6 +228,31 @@ def settle_tie(step: Step) -> None:
         else:  # the vote was closed: the King's award is next
             step.state = replace(step.state, phase=Phase.AWARD, reminder_at=step.now + DAY)
             prompt_award(step)
+
+
+def check_block_wins(step: Step) -> None:
+    """Issue 26: after every event, a rule's `WIN who WHEN cond` that holds ends the game,
+    the rule first in precedence deciding (211); the notice cites that rule."""
+    s = step.state
+    if s.mechanics is None or s.over or s.tie:
+        return
+    rules = blocks.owned(s)
+    if not any(rule.program.wins for rule in rules):
+        return
+    found = winners(rules, blocks.table(s, step.now), s.mechanics.ledger)
+    if not found:
+        return
+    identity, email = found[0]
+    rule = s.rule_by_identity(identity)
+    player = s.player(email)
+    if rule is None or player is None:
+        return
+    step.state = replace(s, phase=Phase.OVER, winner=email, tie=(), reminder_at=None)
+    cites = {**mechanics.citations(step.state), "block": mechanics.cite_rule(rule)}
+    payload = notices.Winner(
+        winner=player.name, score=player.score, rule="block", scores=view.scores_data(step.state)
+    )
+    step.effects.append(Notice(EVERYONE, payload, None, cites))
 
 
 def finish(step: Step, winner: str | None, rule: str) -> None:
