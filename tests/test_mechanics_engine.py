@@ -182,5 +182,5 @@ def test_a_rule_s_win_ends_the_game_and_cites_the_rule() -> None:
     game.clock(game.now + 8 * DAY)
     assert game.state.over and game.state.winner == ADA  # 120 coins
     (won,) = game.notices("winner")
-    assert won.payload.rule == "block"  # type: ignore[attr-defined]
+    assert won.payload.rule == "block"
     assert won.cites["block"]["name"] == str(rule)
