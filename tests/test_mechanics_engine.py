@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from referee.core import chain, codec
+from referee.core import blocks, chain, codec
 from referee.core import program as p
 from referee.core.events import AcceptOffer, Act, AnswerQuestion, Award, Propose, Vote
 from referee.core.model import GameState, ProposalKind
@@ -184,3 +184,21 @@ def test_a_rule_s_win_ends_the_game_and_cites_the_rule() -> None:
     (won,) = game.notices("winner")
     assert won.payload.rule == "block"
     assert won.cites["block"]["name"] == str(rule)
+
+
+def test_counters_actions_and_questions_as_the_mail_side_shows_them() -> None:
+    game = Game()
+    rule = adopt(game, enact(CARLA, "Coins, a pot and a question.", FIVE[0] + FIVE[2], "en"))
+    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
+    shown = blocks.counters_data(game.state)
+    assert shown == {"coins": {ADA: 40, BOB: 0, CARLA: 0}}
+    assert blocks.actions_data(game.state) == [
+        {
+            "command": "PICKPOCKET",
+            "syntax": "PICKPOCKET <target>",
+            "rule": str(rule),
+            "by": "player",
+        }
+    ]
+    assert blocks.questions_data(game.state) == []
+    assert blocks.counters_data(Game().state) == {}

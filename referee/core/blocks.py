@@ -261,3 +261,65 @@ def answer(step: Step, cmd: AnswerQuestion) -> outcomes.Accepted:
         rule=_rule_number(step.state, question.rule),
         moved=_said(step, result),
     )
+
+
+# --- what the mail side shows (issue 26: STATUS, SCORES, HELP, status --json)
+
+
+def _shown_value(value: Fraction) -> int | float:
+    """A counter value for JSON and templates: an integer, or a decimal as a float (the
+    counter's decimals are at most a few, so the float prints them exactly)."""
+    return value.numerator if value.denominator == 1 else float(value)
+
+
+def counters_data(state: GameState) -> dict[str, dict[str, int | float] | int | float]:
+    """The counters in force as `status --json` shows them: a `FOR player` counter maps each
+    player's address to its value (and `"game"` to the game's pot, when there is one), a
+    `FOR game` counter is a number; `points` stays in the players' scores."""
+    rules = owned(state)
+    if not rules:
+        return {}
+    ledger = mechanics_of(state).ledger
+    shown: dict[str, dict[str, int | float] | int | float] = {}
+    for name, counter in i.counters(rules).items():
+        if name == p.POINTS:
+            continue
+        start = counter.start or Fraction(0)
+        if counter.kind is p.HolderKind.GAME:
+            shown[name] = _shown_value(ledger.value(name, p.GAME, start))
+            continue
+        values: dict[str, int | float] = {
+            pl.email: _shown_value(ledger.value(name, pl.email, start))
+            for pl in state.players
+            if pl.active
+        }
+        pot = ledger.value(name, p.GAME)
+        if pot:
+            values[p.GAME] = _shown_value(pot)
+        shown[name] = values
+    return shown
+
+
+def actions_data(state: GameState) -> list[dict[str, str]]:
+    """The actions of the rules in force, for HELP: its command, its arguments, its rule."""
+    rows = []
+    for rule in owned(state):
+        for action in rule.program.actions:
+            args = " ".join(f"<{a.name}>" for a in action.parameters)
+            rows.append(
+                {
+                    "command": action.name.upper(),
+                    "syntax": f"{action.name.upper()} {args}".strip(),
+                    "rule": str(rule.number),
+                    "by": action.mover.value,
+                }
+            )
+    return rows
+
+
+def questions_data(state: GameState) -> list[dict[str, str | int]]:
+    """The King's open questions (STATUS): number, rule and the question."""
+    return [
+        {"number": q.number, "rule": _rule_number(state, q.rule), "question": q.question}
+        for q in mechanics_of(state).ledger.questions
+    ]
