@@ -22,7 +22,7 @@ from referee.core import engine
 from referee.core import interpreter as i
 from referee.core import program as p
 from referee.core.events import Propose, Tick, Vote
-from referee.core.model import GameState, Player, ProposalKind
+from referee.core.model import GameState, Player, ProposalKind, Rule, replace
 from referee.notation import read_block
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -76,6 +76,18 @@ def best(work: Callable[[], object], repeat: int) -> float:
     return times[len(times) // 2]
 
 
+def with_blocks(state: GameState, owned: list[i.Owned]) -> GameState:
+    """The same game, its ruleset grown by one adopted rule per block (as adoption leaves it)."""
+    for rule in owned:
+        made = Rule(identity=rule.rule + 100, number=rule.rule + 100, mutable=True, text="Block.")
+        state = state.with_rule(made)
+    kept = i.Mechanics(
+        blocks=tuple(i.Block(rule.rule + 100, rule.program) for rule in owned),
+        clock=state.started_at,
+    )
+    return replace(state, mechanics=kept)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--blocks", type=int, default=50)
@@ -87,32 +99,35 @@ def main() -> None:
     now = state.proposals[-1].debate_ends + timedelta(minutes=1)
     vote = Vote(voter, proposal, True)
     owned = blocks(args.blocks)
-    table = i.Table(
-        tuple(pl.email for pl in PLAYERS), PLAYERS[0].email, b"bench", 2, now, ZoneInfo("UTC")
-    )
-    words: dict[str, i.Value] = {
-        "voter": voter,
-        "vote": True,
-        "author": state.proposals[-1].proposer,
-    }
+    blocked = with_blocks(state, owned)
 
     def bare() -> object:
         decided = engine.decide(state, vote, now)
         assert decided.effects[0].payload.code.value == "vote_recorded"  # type: ignore[union-attr]
         return decided
 
-    def with_blocks() -> object:
-        decided = engine.decide(state, vote, now)
-        result = i.happen(owned, table, i.Ledger(), "vote.cast", words)
-        assert result.applied and len(result.changes) == args.blocks
+    def ruled() -> object:
+        decided = engine.decide(blocked, vote, now)
+        assert decided.state.mechanics is not None
+        assert len(decided.state.mechanics.ledger.values) == args.blocks  # one each, to the voter
         return decided
 
+    table = i.Table(
+        tuple(pl.email for pl in PLAYERS), PLAYERS[0].email, b"bench", 2, now, ZoneInfo("UTC")
+    )
+    words: dict[str, i.Value] = {"voter": voter, "vote": True, "author": PLAYERS[0].email}
+
+    def handlers() -> object:
+        return i.happen(owned, table, i.Ledger(), "vote.cast", words)
+
     base = best(bare, args.repeat)
-    ours = best(with_blocks, args.repeat)
-    print(f"{'one vote':<34} {'ms':>8}")
-    print(f"{'no blocks (baseline)':<34} {base * 1e3:>8.3f}")
-    print(f"{f'{args.blocks} adopted blocks':<34} {ours * 1e3:>8.3f}")
-    print(f"{'ratio (target <= 2x, <= 5 ms)':<34} {ours / base:>8.2f}x")
+    ours = best(ruled, args.repeat)
+    alone = best(handlers, args.repeat)
+    print(f"{'one vote, decided by the engine':<40} {'ms':>8}")
+    print(f"{'no blocks (baseline)':<40} {base * 1e3:>8.3f}")
+    print(f"{f'{args.blocks} adopted blocks':<40} {ours * 1e3:>8.3f}")
+    print(f"{'  of which the handlers and WIN checks':<40} {alone * 1e3:>8.3f}")
+    print(f"{'ratio (target <= 2x, <= 5 ms)':<40} {ours / base:>8.2f}x")
 
 
 if __name__ == "__main__":

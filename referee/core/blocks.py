@@ -30,9 +30,22 @@ def mechanics_of(state: GameState) -> i.Mechanics:
 
 def owned(state: GameState) -> list[i.Owned]:
     """The blocks of the rules in force, in precedence order (111, 211): immutable rules
-    first, then the lower number."""
+    first, then the lower number. Kept while the rules and the blocks are the same objects."""
     if state.mechanics is None:
         return []
+    for rules, kept_blocks, made in _OWNED:
+        if rules is state.rules and kept_blocks is state.mechanics.blocks:
+            return made
+    made = _owned(state)
+    _OWNED[:] = [(state.rules, state.mechanics.blocks, made)]
+    return made
+
+
+_OWNED: list[tuple[object, object, list[i.Owned]]] = []
+
+
+def _owned(state: GameState) -> list[i.Owned]:
+    assert state.mechanics is not None
     found = []
     for block in state.mechanics.blocks:
         rule = state.rule_by_identity(block.owner)
@@ -142,6 +155,8 @@ def apply(step: Step, result: i.Result) -> None:
             score = change.after.numerator // change.after.denominator
             state = state.with_player(replace(player, score=score))
     step.state = replace(state, mechanics=replace(mechanics_of(state), ledger=result.ledger))
+    if result.winners:
+        step.block_winners = result.winners
 
 
 def new_seed(material: str) -> str:

@@ -307,7 +307,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
         tick(step)
     else:
         command(step, event)
-    check_block_wins(step)  # issue 26: a rule's WIN, checked after every event
+    check_block_wins(step)  # issue 26: a rule's WIN, checked after every event's effects
     step.publish_changes()
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 

@@ -23,7 +23,7 @@ from referee.core.events import (
     NameWinner,
     Notice,
 )
-from referee.core.interpreter import Value, winners
+from referee.core.interpreter import Value
 from referee.core.model import (
     Adoption,
     HistoryEntry,
@@ -234,15 +234,9 @@ def check_block_wins(step: Step) -> None:
     """Issue 26: after every event, a rule's `WIN who WHEN cond` that holds ends the game,
     the rule first in precedence deciding (211); the notice cites that rule."""
     s = step.state
-    if s.mechanics is None or s.over or s.tie:
+    if s.mechanics is None or s.over or s.tie or not step.block_winners:
         return
-    rules = blocks.owned(s)
-    if not any(rule.program.wins for rule in rules):
-        return
-    found = winners(rules, blocks.table(s, step.now), s.mechanics.ledger)
-    if not found:
-        return
-    identity, email = found[0]
+    identity, email = step.block_winners[0]
     rule = s.rule_by_identity(identity)
     player = s.player(email)
     if rule is None or player is None:
