@@ -202,26 +202,3 @@ def test_counters_actions_and_questions_as_the_mail_side_shows_them() -> None:
     ]
     assert blocks.questions_data(game.state) == []
     assert blocks.counters_data(Game().state) == {}
-
-
-def test_a_rule_s_announcement_goes_to_the_table_with_what_it_changed() -> None:
-    from tests.test_templates import renderer
-
-    game = Game()
-    block = "COUNTER coins FOR player START 0\nON proposal.adopted:\n  GIVE author 40 coins\n"
-    block += '  ANNOUNCE "The treasury pays its legislator."\n'
-    rule = adopt(game, enact(CARLA, "Paid legislators.", block, "en"))
-    assert game.notices("rule_announced") == []  # its own adoption runs nothing
-    adopt(game, Propose(ADA, K.ENACT, text="Prose."))
-    (notice,) = game.notices("rule_announced")
-    data = notice.payload.fields()
-    assert data == {
-        "rule": str(rule),
-        "said": ["The treasury pays its legislator."],
-        "moved": ["Ada Lovelace 0 → 40 coins"],
-    }
-    for language, words in (("en", "announces"), ("it", "annuncia")):
-        out = renderer(language).render(
-            "notices/rule_announced", {**data, "game": "G", "cites": notice.cites}
-        )
-        assert words in out.subject and "Ada Lovelace 0 → 40 coins" in out.text

@@ -17,9 +17,9 @@ from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 
 from referee.core import interpreter as i
-from referee.core import notices, outcomes
+from referee.core import outcomes
 from referee.core import program as p
-from referee.core.events import EVERYONE, AcceptOffer, Act, AnswerQuestion
+from referee.core.events import AcceptOffer, Act, AnswerQuestion
 from referee.core.model import GameState, Proposal, ProposalKind, replace
 from referee.core.step import Refusal, Step
 
@@ -157,17 +157,6 @@ def apply(step: Step, result: i.Result) -> None:
     step.state = replace(state, mechanics=replace(mechanics_of(state), ledger=result.ledger))
     if result.winners:
         step.block_winners = result.winners
-    for identity in dict.fromkeys(s.rule for s in result.said):
-        said = [s.text for s in result.said if s.rule == identity]
-        moved = [
-            line
-            for c, line in zip(result.changes, _said(step, result), strict=True)
-            if c.rule == identity
-        ]
-        payload = notices.RuleAnnounced(
-            rule=_rule_number(step.state, identity), said=said, moved=moved
-        )
-        step.notify(EVERYONE, payload)
 
 
 def new_seed(material: str) -> str:

@@ -48,7 +48,6 @@ class NoticeKind(enum.StrEnum):
     CROWN_PROMPT = "crown_prompt"  # 213
     KING_CROWNED = "king_crowned"  # 214
     PLAYER_QUIT = "player_quit"  # 114
-    RULE_ANNOUNCED = "rule_announced"  # issue 26: a rule's ANNOUNCE, to the table
     PARAMETER_PROMPT = "parameter_prompt"
     TIE_PROMPT = "tie_prompt"  # 209
     TIE = "tie"  # 209: to the table, the tie and who decides it
@@ -341,17 +340,6 @@ class PlayerQuit(NoticePayload):
 
 
 @dataclass(frozen=True)
-class RuleAnnounced(NoticePayload):
-    """Issue 26: what a rule's block ANNOUNCEd at an event, and what that event's effects of
-    the rule changed ("Bob 0 → 40 coins")."""
-
-    kind: ClassVar[NoticeKind] = NoticeKind.RULE_ANNOUNCED
-    rule: str  # its number now
-    said: list[str]
-    moved: list[str]
-
-
-@dataclass(frozen=True)
 class ParameterPrompt(NoticePayload):
     """111, 211: an amendment silent on a parameter its rule carries; `rule_was` is the
     number the rule had when proposed, `rule` the one it has now (109)."""
@@ -496,7 +484,6 @@ PAYLOADS: tuple[type[NoticePayload], ...] = (
     CrownPrompt,
     KingCrowned,
     PlayerQuit,
-    RuleAnnounced,
     ParameterPrompt,
     TiePrompt,
     Tie,
