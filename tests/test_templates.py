@@ -241,6 +241,22 @@ DATA: dict[str, dict[str, Any]] = {
     "debate_relayed": {"proposal": 301, "relayed": 2, "digest": 1},
     "delivery_chosen": {"delivery": "digest"},
     "confirm_needed": {"meant": "VOTE 301 YES", "form": "VOTE N YES|NO"},
+    "action_done": {
+        "action": "pickpocket",
+        "rule": "304",
+        "moved": ("Ada 30 → 37 coins", "Bob 60 → 53 coins"),
+        "announced": ("A theft!",),
+        "questions": ("Was it fair?",),
+    },
+    "action_offered": {
+        "action": "transfer",
+        "rule": "305",
+        "to": "Bob",
+        "number": 2,
+        "until": T0 + 7 * DAY,
+    },
+    "offer_accepted": {"action": "transfer", "rule": "305", "number": 2, "moved": ("x",)},
+    "question_answered": {"number": 1, "yes": True, "rule": "306", "moved": ()},
     "archive_sent": {"messages": 12, "size": "38 kB", "withheld": 2, "link": 40, "head": "ab" * 32},
     "archive_linked": {
         "messages": 12,
@@ -302,6 +318,7 @@ REASON_DATA: dict[str, Any] = {
     "size": "7.4 MB",
     "waiting": 10,
     "accused": "Ada",
+    "action": "pickpocket",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from referee.core import changes, labels, mechanics, notices, numerals, outcomes, params
+from referee.core import blocks, changes, labels, mechanics, notices, numerals, outcomes, params
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -179,6 +179,7 @@ def adopt(step: Step, proposal: Proposal) -> None:
                 parameters=changes.parameter_changes((), proposal.sets),
             )
         )
+        blocks.adopted(step, proposal, n)
         return
     assert old is not None
     history = (*old.history, entry)
@@ -226,6 +227,7 @@ def adopt(step: Step, proposal: Proposal) -> None:
         if mechanics.carries(step.state, mechanics.Mechanic.MAJORITY, old):
             step.state = replace(step.state, rule_204_amended=True)
         ask_about_parameters(step, new, proposal)
+    blocks.adopted(step, proposal, old.identity)
 
 
 def ask_about_parameters(step: Step, rule: Rule, proposal: Proposal) -> None:

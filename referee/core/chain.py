@@ -152,6 +152,10 @@ def _same_members(before: tuple[object, ...], after: tuple[object, ...]) -> int:
         return len(same)
 
 
+# Each state class's fields shown always, and those shown only when not at their default
+_SHOWN: dict[type, tuple[tuple[str, ...], tuple[tuple[str, Any], ...]]] = {}
+
+
 class StateDigest:
     """The SHA-256 of a frozen state's `repr`, hashing only the text after the first part that
     changed since the last digest (213).
@@ -190,6 +194,22 @@ class StateDigest:
         parts.append(b")")
         return b"".join(parts).decode("utf-8")
 
+    def _shown(self, state: object) -> tuple[str, ...]:
+        """The fields `repr(state)` shows: those with `repr`, then those the state leaves
+        out while they hold their default (`metadata` "omit": the players' mechanics, absent
+        from a game without them, so its digest is what it was before they existed)."""
+        kind = type(state)
+        known = _SHOWN.get(kind)
+        if known is None:
+            fields = dataclasses.fields(state)  # type: ignore[arg-type]
+            always = tuple(f.name for f in fields if f.repr)
+            omitted = tuple((f.name, f.default) for f in fields if f.metadata.get("omit"))
+            known = _SHOWN[kind] = (always, omitted)
+        always, omitted = known
+        if not omitted:
+            return always
+        return always + tuple(name for name, empty in omitted if getattr(state, name) != empty)
+
     @staticmethod
     def _header(index: int, name: str) -> bytes:
         return f"{', ' if index else ''}{name}=".encode()
@@ -204,9 +224,9 @@ class StateDigest:
 
     def _update(self, state: object) -> None:
         kind = type(state)
-        if kind is not self._kind:
-            shown_fields = dataclasses.fields(state)  # type: ignore[arg-type]
-            self._names = tuple(f.name for f in shown_fields if f.repr)
+        names = self._shown(state)
+        if kind is not self._kind or names != self._names:
+            self._names = names
             self._headers = tuple(self._header(i, n) for i, n in enumerate(self._names))
             self._kind = kind
             self._fields = []

@@ -14,7 +14,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from referee.core import notices
+from referee.core import blocks, notices
 from referee.core.appeals import crown_due, crown_successor_of, open_waiting
 from referee.core.debate import send_digest
 from referee.core.events import (
@@ -39,6 +39,9 @@ def next_deadline(state: GameState) -> datetime | None:
         times.append(min(w.opens_at for w in state.waiting_appeals))
     if state.over:
         return min(times) if times else None
+    every = blocks.next_edge(state)  # issue 26: the rules' EVERY statements
+    if every is not None:
+        times.append(every)
     if state.deposed_at is not None and state.crown_reminder_at is not None:  # 213
         times.append(min(state.crown_reminder_at, crown_due(state)))
     if state.tie:
@@ -89,6 +92,8 @@ def tick(step: Step) -> None:
     send_digest(step)
     crown_deadline(step)
     open_waiting(step)
+    if not step.state.over:
+        blocks.clock(step)
     s = step.state
     if s.over or s.tie:
         return

@@ -1,9 +1,7 @@
 """Turn events and game states into JSON-ready data and back, for the event log (rules 101, 213).
 
 The event log is the source of truth: every published result can be recomputed from it, which
-is how a subject proves or disproves an accusation against the King (213). A field added to an
-event or to the state after games were recorded is marked `WHEN_SET` and written only when it
-holds something, so what older games recorded, and the digests of their states, stay the same.
+is how a subject proves or disproves an accusation against the King (213).
 """
 
 from __future__ import annotations
@@ -14,11 +12,13 @@ import json
 import types
 import typing
 from datetime import datetime
+from fractions import Fraction
 from functools import cache
 from typing import Any
 
+from referee.core import program
 from referee.core.events import EVENT_TYPES, Event
-from referee.core.model import WHEN_SET, GameState
+from referee.core.model import GameState
 
 _EVENTS_BY_NAME: dict[str, type] = {t.__name__: t for t in EVENT_TYPES}
 
@@ -33,16 +33,21 @@ def to_data(value: Any) -> Any:
     names = _FIELDS.get(kind)
     if names is None:
         names = _FIELDS[kind] = _field_names(kind)
-        _UNSET[kind] = _unset_defaults(kind)
+        _OMITTED[kind] = _omitted(kind)
     if names is not _NOT_DATACLASS:
-        unset = _UNSET[kind]
-        if unset:  # a field added later is written only when set: older records stay as written
-            return {
-                name: to_data(getattr(value, name))
-                for name in names
-                if name not in unset or getattr(value, name) != unset[name]
-            }
-        return {name: to_data(getattr(value, name)) for name in names}
+        omitted = _OMITTED[kind]
+        if omitted is None:
+            return {name: to_data(getattr(value, name)) for name in names}
+        data = {
+            name: to_data(getattr(value, name))
+            for name in names
+            if name not in omitted or getattr(value, name) != omitted[name]
+        }
+        if kind in _TAGGED:
+            data["node"] = kind.__name__
+        return data
+    if isinstance(value, Fraction):
+        return str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
@@ -61,14 +66,20 @@ _NOT_DATACLASS: tuple[str, ...] = ("not a dataclass",)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-# Each class's fields marked `WHEN_SET` (`model.when_set`), with their defaults
-_UNSET: dict[type, dict[str, Any]] = {}
+# Per class: the fields left out of the data while at their default (`metadata` "omit"),
+# and every field of a node of a mechanics block (tagged with its class); None: neither
+_OMITTED: dict[type, dict[str, Any] | None] = {}
+_TAGGED: dict[type, str] = {}
 
 
-def _unset_defaults(kind: type) -> dict[str, Any]:
+def _omitted(kind: type) -> dict[str, Any] | None:
     if not dataclasses.is_dataclass(kind):
+        return None
+    if kind.__module__ == program.__name__:
+        _TAGGED[kind] = kind.__name__
         return {}
-    return {f.name: f.default for f in dataclasses.fields(kind) if f.metadata.get(WHEN_SET)}
+    omitted = {f.name: f.default for f in dataclasses.fields(kind) if f.metadata.get("omit")}
+    return omitted or None
 
 
 def _field_names(kind: type) -> tuple[str, ...]:
@@ -89,6 +100,9 @@ def from_data(data: Any, kind: Any) -> Any:
         options = typing.get_args(kind)
         if data is None and type(None) in options:
             return None
+        if isinstance(data, dict) and "node" in data:  # a node of a mechanics block
+            node = {o.__name__: o for o in options if isinstance(o, type)}[data["node"]]
+            return from_data({k: v for k, v in data.items() if k != "node"}, node)
         for option in options:
             if option is type(None):
                 continue
@@ -109,6 +123,8 @@ def from_data(data: Any, kind: Any) -> Any:
             return kind(data)
         if kind is datetime:
             return datetime.fromisoformat(data)
+        if kind is Fraction:
+            return Fraction(data)
     return data
 
 
@@ -139,8 +155,11 @@ def state_json(state: GameState) -> str:
     known = _MEMBER_TEXTS[0] if _MEMBER_TEXTS else {}
     kept: dict[int, tuple[object, str]] = {}
     parts = []
+    omitted = _omitted(GameState) or {}
     for name in _field_names(GameState):
         value = getattr(state, name)
+        if name in omitted and value == omitted[name]:
+            continue
         if type(value) is tuple:
             items = []
             for item in value:

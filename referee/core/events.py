@@ -8,14 +8,15 @@ illegal move is an outcome with a reason, never an exception.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from referee.core.model import DebateDelivery, Decided, ProposalKind, when_set
+from referee.core.model import OMIT, DebateDelivery, Decided, ProposalKind, when_set
 from referee.core.notices import Notice as Notice  # re-exported: effects live here
 from referee.core.notices import NoticeKind as NoticeKind
 from referee.core.outcomes import Done as Done
 from referee.core.outcomes import Outcome as Outcome
 from referee.core.outcomes import Reason as Reason
+from referee.core.program import Program
 
 
 class QueryKind(enum.StrEnum):
@@ -42,6 +43,9 @@ class Propose:
     sets: tuple[tuple[str, str], ...] = ()
     immutable: bool = False  # PROPOSE ENACT IMMUTABLE: refused (103)
     ref: str = ""  # the rule as the player named it when not by number ("§ 2.2", "II/III")
+    # the text's mechanics block, read and checked by the mail side (issue 26); left out of
+    # the event's data while None, so the events of games without blocks are as they were
+    program: Program | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,34 @@ class Revise:
     number: int
     text: str
     sets: tuple[tuple[str, str], ...] = ()
+    program: Program | None = field(default=None, metadata=OMIT)  # as in Propose
+
+
+@dataclass(frozen=True)
+class Act:
+    """NAME args: an action a rule in force declares (issue 26); the arguments as the mail
+    read them (a player's name or address, a number's text)."""
+
+    sender: str
+    action: str
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AcceptOffer:
+    """ACCEPT N: the player an action was offered to accepts it (issue 26)."""
+
+    sender: str
+    number: int
+
+
+@dataclass(frozen=True)
+class AnswerQuestion:
+    """ANSWER N YES|NO: the King's answer to a rule's ASK (issue 26)."""
+
+    sender: str
+    number: int
+    yes: bool
 
 
 @dataclass(frozen=True)
@@ -288,10 +320,16 @@ Command = (
     | AskToJoin
     | Admit
     | MoveAddress
+    | Act
+    | AcceptOffer
+    | AnswerQuestion
 )
 Event = Command | Enrol | Tick
 
 EVENT_TYPES: tuple[type, ...] = (
+    Act,
+    AcceptOffer,
+    AnswerQuestion,
     Propose,
     Revise,
     Vote,

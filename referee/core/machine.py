@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from referee.core import (
+    blocks,
     changes,
     labels,
     mechanics,
@@ -44,9 +45,12 @@ from referee.core.clock import tick
 from referee.core.debate import choose_delivery, debate, suggest
 from referee.core.events import (
     EVERYONE,
+    AcceptOffer,
     Accuse,
+    Act,
     Admit,
     Agree,
+    AnswerQuestion,
     Archive,
     ArchiveRequest,
     AskToJoin,
@@ -91,7 +95,15 @@ from referee.core.proposals import extend, propose, revise
 from referee.core.roster import admit, ask_to_join, enrol, move_address
 from referee.core.step import Decision, Refusal, Step
 from referee.core.threads import Thread
-from referee.core.turns import award, end_turn, finish, name_winner, settle_tie, start_turn
+from referee.core.turns import (
+    award,
+    check_block_wins,
+    end_turn,
+    finish,
+    name_winner,
+    settle_tie,
+    start_turn,
+)
 from referee.core.voting import close_vote, everyone_voted, vote
 
 
@@ -122,6 +134,7 @@ def quit(step: Step, cmd: Quit) -> outcomes.Accepted:
     assert me is not None
     was_turn = step.state.turn_player == cmd.sender
     step.state = step.state.with_player(replace(me, active=False))
+    blocks.happen(step, "player.left", {"player": cmd.sender})
     left = outcomes.QuitRecorded(waiting=withdraw_waiting(step, cmd.sender))  # 114, 212
     for open_proposal in step.state.proposals:  # 114: who left no longer votes; JSON = mail
         if open_proposal.status in (ProposalStatus.DEBATE, ProposalStatus.VOTING):
@@ -294,6 +307,7 @@ def decide(state: GameState, event: Event, now: datetime) -> Decision:
         tick(step)
     else:
         command(step, event)
+    check_block_wins(step)  # issue 26: a rule's WIN, checked after every event's effects
     step.publish_changes()
     return Decision(replace(step.state, events=step.state.events + 1), tuple(step.effects))
 
@@ -324,4 +338,7 @@ HANDLERS: dict[type, Handler] = {
     Admit: admit,
     MoveAddress: move_address,
     Enrol: enrol,
+    Act: blocks.act,
+    AcceptOffer: blocks.accept,
+    AnswerQuestion: blocks.answer,
 }

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from referee.core.interpreter import Mechanics
+
 _T = TypeVar("_T")
 
 
@@ -129,7 +131,7 @@ class Verdict(enum.StrEnum):
     DISMISSED = "dismissed"
 
 
-WHEN_SET = "when_set"  # the metadata key of a field the codec writes only when it is set
+WHEN_SET = "omit"  # the metadata key of a field the codec writes only when it is set
 
 
 def when_set(default: Any) -> Any:
@@ -380,6 +382,9 @@ class DigestItem:
     to: tuple[str, ...]
 
 
+OMIT = {WHEN_SET: True}  # a field left out of the state's data and digest at its default
+
+
 # The last `GameState.rules_in_force`: (the tuple of rules, those in force by number)
 _IN_FORCE: list[tuple[tuple[Rule, ...], tuple[Rule, ...]]] = []
 
@@ -430,6 +435,10 @@ class GameState:
     # ARCHIVE (213): each player's latest request, email -> when; one a day (UTC)
     archives: tuple[tuple[str, datetime], ...] = ()
     extra: tuple[tuple[str, str], ...] = field(default=())
+    # The players' mechanics (issue 26): the rules' blocks, the counters, the open questions
+    # and offers. Left out of the data and the digest while None, so a game without any
+    # block decides and encodes exactly as before the notation existed.
+    mechanics: Mechanics | None = field(default=None, repr=False, metadata=OMIT)
 
     # --- lookups -------------------------------------------------------------------------
 
@@ -606,3 +615,18 @@ def _by_identity(rules: tuple[Rule, ...]) -> dict[int, Rule]:
         index.setdefault(rule.identity, rule)
     _IDENTITIES[:] = [(rules, index)]
     return index
+
+
+_GENERATED_REPR = GameState.__repr__
+
+
+def _state_repr(self: GameState) -> str:
+    """The dataclass's repr, then the fields left out at their default when they are not
+    (what the chain's state digest hashes, field by field, in this order)."""
+    text = _GENERATED_REPR(self)
+    if self.mechanics is None:
+        return text
+    return f"{text[:-1]}, mechanics={self.mechanics!r})"
+
+
+GameState.__repr__ = _state_repr  # type: ignore[method-assign, assignment]

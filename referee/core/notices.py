@@ -374,7 +374,9 @@ class Winner(NoticePayload):
     kind: ClassVar[NoticeKind] = NoticeKind.WINNER
     winner: str
     score: int
-    rule: str  # the mechanic: "winning" (209, 113: the score) or "impossible" (215)
+    # the mechanic: "winning" (209, 113: the score), "impossible" (215), or "block": a rule's
+    # WIN (issue 26), cited under that key
+    rule: str
     scores: list[View]
     changes: View | None = None  # the score changes of the step that ended the game (205)
 

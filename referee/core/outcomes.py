@@ -52,10 +52,16 @@ class Done(enum.StrEnum):
     DEBATE_RELAYED = "debate_relayed"
     DELIVERY_CHOSEN = "delivery_chosen"
     CONFIRM_NEEDED = "confirm_needed"  # plain words read as a command, waiting for a bare yes
+    ACTION_DONE = "action_done"  # issue 26: an action a rule in force declares
+    ACTION_OFFERED = "action_offered"  # an action the named player accepts
+    OFFER_ACCEPTED = "offer_accepted"
+    QUESTION_ANSWERED = "question_answered"  # the King's yes or no to a rule's ASK
 
 
 class Reason(enum.StrEnum):
     """Why a command was refused; each has a template in every language."""
+
+    ACTION_REFUSED = "action_refused"  # issue 26: `why` is the interpreter's StopReason
 
     GAME_OVER = "game_over"
     NOT_ACTIVE = "not_active"
@@ -983,7 +989,61 @@ class NoJudgeYet(Refused):
     id: str
 
 
+@dataclass(frozen=True)
+class ActionDone(Accepted):
+    """An action of a rule in force ran (issue 26): what it changed, cited by the rule."""
+
+    code: ClassVar[Done] = Done.ACTION_DONE
+    action: str
+    rule: str  # the rule's number now
+    moved: tuple[str, ...] = ()  # "Bob 60 → 53 coins"
+    announced: tuple[str, ...] = ()  # its ANNOUNCEs
+    questions: tuple[str, ...] = ()  # questions for the King it opened
+
+
+@dataclass(frozen=True)
+class ActionOffered(Accepted):
+    code: ClassVar[Done] = Done.ACTION_OFFERED
+    action: str
+    rule: str
+    to: str  # the player's name
+    number: int  # the offer's number, for ACCEPT N
+    until: datetime
+
+
+@dataclass(frozen=True)
+class OfferAccepted(Accepted):
+    code: ClassVar[Done] = Done.OFFER_ACCEPTED
+    action: str
+    rule: str
+    number: int
+    moved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class QuestionAnswered(Accepted):
+    code: ClassVar[Done] = Done.QUESTION_ANSWERED
+    number: int
+    yes: bool
+    rule: str
+    moved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ActionRefused(Refused):
+    """An action, offer or answer refused (issue 26), nothing applied: `why` is the code."""
+
+    code: ClassVar[Reason] = Reason.ACTION_REFUSED
+    action: str
+    rule: str  # the rule's number now that refused it; "" when none
+    why: str  # require | bounds | limit | forbidden | arguments | unknown_action | ...
+
+
 ACCEPTED: tuple[type[Accepted], ...] = (
+    ActionDone,
+    ActionOffered,
+    OfferAccepted,
+    QuestionAnswered,
     ProposalAccepted,
     RevisionAccepted,
     VoteRecorded,
@@ -1020,6 +1080,7 @@ ACCEPTED: tuple[type[Accepted], ...] = (
     ConfirmNeeded,
 )
 REFUSED: tuple[type[Refused], ...] = (
+    ActionRefused,
     GameOver,
     NotActive,
     NotYourTurn,

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 
 from referee.core import mechanics, names, outcomes
 from referee.core.events import (
+    AcceptOffer,
     Accuse,
+    Act,
     Admit,
     Agree,
+    AnswerQuestion,
     Archive,
     AskToJoin,
     Award,
@@ -97,6 +100,23 @@ class Move:
 
 
 TABLE: tuple[Move, ...] = (
+    Move(
+        Act,
+        "an ACTION of a rule (its NAME and arguments)",
+        Role.PLAYER,
+        ALWAYS,
+        (),
+        note="a rule in force declares it: its BY, LIMIT, FORBIDs and REQUIRE",
+    ),
+    Move(
+        AcceptOffer,
+        "ACCEPT N",
+        Role.PLAYER,
+        ALWAYS,
+        (),
+        note="the offer was made to the sender and its days are not over",
+    ),
+    Move(AnswerQuestion, "ANSWER N YES / NO", Role.KING, ALWAYS, (), note="a rule's ASK waits"),
     Move(
         Propose,
         "PROPOSE",

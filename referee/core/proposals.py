@@ -8,8 +8,9 @@ the King may lengthen the debate.
 from __future__ import annotations
 
 from datetime import timedelta
+from fractions import Fraction
 
-from referee.core import notices, outcomes, params, view
+from referee.core import blocks, notices, outcomes, params, view
 from referee.core.adoption import (
     check_outcome,
     check_sets,
@@ -24,6 +25,7 @@ from referee.core.events import (
     Propose,
     Revise,
 )
+from referee.core.interpreter import Value
 from referee.core.model import (
     Amendment,
     Phase,
@@ -81,6 +83,9 @@ def propose(step: Step, cmd: Propose) -> outcomes.Accepted:
         phase=Phase.DEBATE,
         reminder_at=proposal.vote_deadline - DAY,
     )
+    blocks.keep_proposed(step, number, cmd.program if kind.has_text else None)
+    words: dict[str, Value] = {"author": cmd.sender, "proposal": Fraction(number)}
+    blocks.happen(step, "proposal.made", words)
     circulate(step, proposal)  # 107
     return outcomes.ProposalAccepted(number, proposal.debate_ends, proposal.vote_deadline)
 
@@ -130,6 +135,7 @@ def revise(step: Step, cmd: Revise) -> outcomes.Accepted:
     revised = replace(proposal, text=text, sets=sets, votes=(), revisions=proposal.revisions + 1)
     check_outcome(step, revised)
     step.state = step.state.with_proposal(revised)
+    blocks.keep_proposed(step, cmd.number, cmd.program)
     # 112: votes cast are void; the diff is against the text they voted on
     circulate(step, revised, previous=proposal.text)
     return outcomes.RevisionAccepted(number=cmd.number, voided=voided)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from referee.core import names, notices, outcomes, view
+from referee.core import blocks, names, notices, outcomes, view
 from referee.core.events import Admit, AskToJoin, Enrol, MoveAddress
 from referee.core.model import GameState, JoinRequest, Player, RequestStatus, replace
 from referee.core.names import same_mailbox as same_mailbox  # the service checks moves with it
@@ -134,6 +134,7 @@ def enrol_player(step: Step, email: str, name: str, surname: str, by: str) -> in
         step.state = replace(s, players=(*s.players, player))
     else:
         step.state = s.with_player(player)
+    blocks.happen(step, "player.joined", {"player": email})
     shown_round = player.first_round + 1
     upcoming = replace(step.state, rounds_completed=player.first_round)
     step.notify(

@@ -93,6 +93,8 @@ class Step:
         self.now = now
         self.effects: list[Effect] = []
         self.changes = Changes()
+        # issue 26: who a rule's WIN named after the blocks' effects of this step (rule, email)
+        self.block_winners: tuple[tuple[int, str], ...] = ()
 
     def notify(
         self, to: tuple[str, ...], payload: notices.NoticePayload, thread: Thread | None = None

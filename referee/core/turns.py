@@ -8,7 +8,9 @@ decides.
 
 from __future__ import annotations
 
-from referee.core import mechanics, notices, outcomes, view
+from fractions import Fraction
+
+from referee.core import blocks, mechanics, notices, outcomes, view
 from referee.core.changes import (
     RuleChange,
     RuleChangeKind,
@@ -19,7 +21,9 @@ from referee.core.events import (
     EVERYONE,
     Award,
     NameWinner,
+    Notice,
 )
+from referee.core.interpreter import Value
 from referee.core.model import (
     Adoption,
     HistoryEntry,
@@ -50,10 +54,13 @@ def start_turn(step: Step, email: str) -> None:
             example=mechanics.example_rule(step.state),
         ),
     )
+    blocks.happen(step, "turn.started", {"player": email})
 
 
 def end_turn(step: Step, completed: bool) -> None:
     """The turn is over: count the round (201, 204), then the next turn unless held (212)."""
+    if step.state.turn_player is not None:
+        blocks.happen(step, "turn.ended", {"player": step.state.turn_player})
     s = step.state
     current = s.turn_player
     taken = s.turns_taken
@@ -158,6 +165,8 @@ def award(step: Step, cmd: Award) -> outcomes.Accepted:
     step.state = step.state.with_player(replace(player, score=player.score + cmd.points))
     current = step.state.current_proposal
     step.record(ScoreChange(player.name, player.email, cmd.points, ScoreCause.AWARD, current))
+    words: dict[str, Value] = {"player": player.email, "amount": Fraction(cmd.points)}
+    blocks.happen(step, "award.given", words)  # only the King's award fires it
     check_winner(step)
     if not step.state.over and not step.state.tie:
         end_turn(step, completed=True)
@@ -219,6 +228,25 @@ def settle_tie(step: Step) -> None:
         else:  # the vote was closed: the King's award is next
             step.state = replace(step.state, phase=Phase.AWARD, reminder_at=step.now + DAY)
             prompt_award(step)
+
+
+def check_block_wins(step: Step) -> None:
+    """Issue 26: after every event, a rule's `WIN who WHEN cond` that holds ends the game,
+    the rule first in precedence deciding (211); the notice cites that rule."""
+    s = step.state
+    if s.mechanics is None or s.over or s.tie or not step.block_winners:
+        return
+    identity, email = step.block_winners[0]
+    rule = s.rule_by_identity(identity)
+    player = s.player(email)
+    if rule is None or player is None:
+        return
+    step.state = replace(s, phase=Phase.OVER, winner=email, tie=(), reminder_at=None)
+    cites = {**mechanics.citations(step.state), "block": mechanics.cite_rule(rule)}
+    payload = notices.Winner(
+        winner=player.name, score=player.score, rule="block", scores=view.scores_data(step.state)
+    )
+    step.effects.append(Notice(EVERYONE, payload, None, cites))
 
 
 def finish(step: Step, winner: str | None, rule: str) -> None:

@@ -8,7 +8,9 @@ gain the bonus (206).
 
 from __future__ import annotations
 
-from referee.core import mechanics, notices, outcomes, view
+from fractions import Fraction
+
+from referee.core import blocks, mechanics, notices, outcomes, view
 from referee.core.adoption import adopt, recheck, rule_mutable
 from referee.core.changes import (
     Changes,
@@ -20,6 +22,7 @@ from referee.core.events import (
     EVERYONE,
     Vote,
 )
+from referee.core.interpreter import Value
 from referee.core.model import (
     Adoption,
     Phase,
@@ -42,6 +45,13 @@ def vote(step: Step, cmd: Vote) -> outcomes.Accepted:
     votes = (*tuple(v for v in proposal.votes if v[0] != cmd.sender), (cmd.sender, cmd.yes))
     step.state = step.state.with_proposal(replace(proposal, votes=votes))
     recorded = outcomes.VoteRecorded if before is None else outcomes.VoteReplaced
+    words: dict[str, Value] = {
+        "voter": cmd.sender,
+        "vote": cmd.yes,
+        "author": proposal.proposer,
+        "proposal": Fraction(proposal.number),
+    }
+    blocks.happen(step, "vote.cast", words)
     if step.state.phase is Phase.VOTING and everyone_voted(step):
         close_vote(step)
     return recorded(number=cmd.number, yes=cmd.yes)
@@ -82,6 +92,9 @@ def close_vote(step: Step) -> None:
     closed = replace(proposal, status=status, outcome=outcome)
     step.state = replace(step.state.with_proposal(closed), reminder_at=None)
     before, mark = step.changes, len(step.effects)
+    if not passed:
+        words: dict[str, Value] = {"author": closed.proposer, "proposal": Fraction(closed.number)}
+        blocks.happen(step, "proposal.rejected", words)
     if passed:
         adopt(step, closed)
         maybe_switch_to_majority(step)  # 207: a rule that prevails over 204 acts at once
