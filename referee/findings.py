@@ -210,6 +210,12 @@ def _in_rule(text: str) -> list[tuple[str, int | str, str]]:
     return out
 
 
+def carried_values(text: str) -> list[tuple[str, int]]:
+    """The values a rule's text states that the referee would carry by itself: what the
+    labelled set (tests/data/findings) measures."""
+    return [(p, v) for p, v, _ in _in_rule(text) if isinstance(v, int)]
+
+
 def candidates(doc: Document) -> list[Candidate]:
     """Every value a rule's text states for a parameter the referee enforces."""
     out = []
