@@ -280,6 +280,9 @@ def init(
             "--write-config", help="write a commented starter config to CONFIG, then stop"
         ),
     ] = False,
+    strict: Annotated[
+        bool, typer.Option(help="refuse while a value the rules state is not carried or dismissed")
+    ] = False,
 ) -> None:
     """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
     from referee.config import ruleset_language
@@ -299,7 +302,7 @@ def init(
         return
     settings = settings_from(config, secrets=False)  # init never logs in to a server
     with answers(settings, "init"):
-        done = initialise(settings, datetime.now(UTC))
+        done = initialise(settings, datetime.now(UTC), strict)
         for warning in example_addresses(settings):
             typer.echo(f"nomic-referee: warning: {config}: {warning}", err=True)
         written = ruleset_language(settings.game.ruleset, settings.folder)
@@ -1321,17 +1324,12 @@ def import_document(
     typer.echo("\n".join(lines))
     typer.echo(importer.language_line(chosen, given=bool(language.strip())))
     handled = {name for name, _ in pairs} | set(dismiss or ())
-    waiting = [c for c in stated if c.parameter not in handled]
     if stated:
         typer.echo("values the rules state for parameters the referee enforces:")
-        typer.echo("\n".join(findings.describe(stated, seeded)))
-    if waiting:
-        names = sorted({c.parameter for c in waiting})
-        typer.echo(
-            f"init refuses until each is carried (--carry NAME=RULE, or [carry] in "
-            f"{out}/ruleset.toml) or dismissed (--dismiss NAME, or 'dismissed'): "
-            + ", ".join(names)
-        )
+        plainly = rulebook.carried_plainly(ruleset, stated, handled)
+        typer.echo("\n".join(findings.describe(stated, seeded, plainly)))
+        for line in findings.waiting(stated, handled, plainly, str(out)):
+            typer.echo(line)
     mechanics = findings.unenforced(doc)
     if mechanics:
         typer.echo("the referee will not enforce these; they stay with the players:")

@@ -19,7 +19,7 @@ the players.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from referee.core import params
@@ -104,6 +104,11 @@ class Candidate:
     def countable(self) -> bool:
         """Whether the referee can hold this value (a count, not a fraction it cannot count)."""
         return isinstance(self.value, int)
+
+    @property
+    def plain(self) -> bool:
+        """Whether its sentence sets the value plainly, so the referee carries it by itself."""
+        return self.countable and (self.parameter, self.value) in carried_values(self.sentence)
 
 
 def _sentences(text: str) -> list[str]:
@@ -363,7 +368,20 @@ def candidates(doc: Document) -> list[Candidate]:
     out = []
     for n in game_numbers(doc):
         for parameter, value, sentence in _in_rule(n.section.text):
-            out.append(Candidate(parameter, value, rule_name(n), _shown(sentence)))
+            out.append(Candidate(parameter, value, rule_name(n), sentence))
+    return out
+
+
+def carried_plainly(found: Sequence[Candidate], handled: Iterable[str] = ()) -> list[Candidate]:
+    """The values the referee carries by itself (111, 211): for each parameter the group has
+    not carried or set aside (`handled`), the value the rules set plainly, by the first rule
+    that does, when every rule that sets it plainly agrees. The rest stays prose: the
+    parameter keeps its house value, which the ruleset mail names."""
+    out = []
+    for parameter in dict.fromkeys(c.parameter for c in found if c.parameter not in handled):
+        plain = [c for c in found if c.parameter == parameter and c.plain]
+        if plain and len({c.value for c in plain}) == 1:
+            out.append(plain[0])
     return out
 
 
@@ -421,14 +439,21 @@ def unenforced(doc: Document) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-def describe(found: Sequence[Candidate], carried: Sequence[Candidate] = ()) -> list[str]:
-    """The candidates as the import lists them: those the seed's mechanics carry say so, and a
-    threshold the referee cannot count says it stays with the players."""
+def describe(
+    found: Sequence[Candidate],
+    carried: Sequence[Candidate] = (),
+    plainly: Sequence[Candidate] = (),
+) -> list[str]:
+    """The candidates as the import lists them: those the seed's mechanics carry say so, those
+    the referee carries because the rule sets them plainly say so, and a threshold the
+    referee cannot count says it stays with the players."""
     out = []
     for c in found:
-        line = f"  rule {c.rule} says {c.parameter} = {c.value}: “{c.sentence}”"
+        line = f"  rule {c.rule} says {c.parameter} = {c.value}: “{_shown(c.sentence)}”"
         if c in carried:
             line += f" (carried by rule {c.rule}, as in the seed)"
+        elif c in plainly:
+            line += f" (carried by rule {c.rule}: the rule sets it plainly)"
         elif not c.countable:
             line += (
                 " (the referee counts only unanimity or a majority: dismiss it; the players"
@@ -436,3 +461,20 @@ def describe(found: Sequence[Candidate], carried: Sequence[Candidate] = ()) -> l
             )
         out.append(line)
     return out
+
+
+def waiting(
+    found: Sequence[Candidate], handled: Iterable[str], plainly: Sequence[Candidate], folder: str
+) -> list[str]:
+    """What the import says of the values neither the group nor the referee carries: they stay
+    prose, on house values, and `init --strict` refuses until each is carried or dismissed."""
+    done = set(handled) | {c.parameter for c in plainly}
+    names = sorted({c.parameter for c in found if c.parameter not in done})
+    if not names:
+        return []
+    return [
+        "these stay prose, on house values that the ruleset mail names (no sentence sets them "
+        f"plainly): {', '.join(names)}; carry one by its rule (--carry NAME=RULE, or [carry] in "
+        f"{folder}/ruleset.toml) or set it aside (--dismiss NAME); init --strict refuses until "
+        "each is carried or dismissed"
+    ]
