@@ -19,7 +19,7 @@ the players.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from referee.core import params
@@ -257,6 +257,7 @@ _NOT_THE_WIN = re.compile(
     r"|\bnon\b|\bif\b",
     re.I,
 )
+_TITLE = re.compile(r"^[^\W\d_][\w' ]{0,40}?\s[—–]\s+")
 _HUNDRED = {"one hundred": 100, "a hundred": 100, "cento": 100}
 _NOT_THE_CAP = re.compile(r"\bplayers?\b|\bpropos|\bgiocator|\bround\b|\bturn\b", re.I)
 
@@ -294,8 +295,10 @@ def _plain_days(sentence: str) -> list[tuple[str, int]]:
     return out
 
 
-def _plain(sentence: str, stated: list[tuple[str, int | str]]) -> list[tuple[str, int]]:
-    """The values a sentence sets plainly, of those it states (`stated`)."""
+def _plain(said: str, stated: list[tuple[str, int | str]]) -> list[tuple[str, int]]:
+    """The values a sentence sets plainly, of those it states (`stated`); a one-line rule's
+    title before it ("Votes — A change …") is not its subject."""
+    sentence = _TITLE.sub("", said, count=1)
     out = _plain_days(sentence)
     points = _REACHES.search(sentence)
     if points and _WINS_PLAINLY.search(sentence) and not _NOT_THE_WIN.search(sentence):
@@ -322,9 +325,18 @@ def carried_values(text: str) -> list[tuple[str, int]]:
     return out
 
 
-def rule_name(n: Numbered) -> str:
-    """How a candidate names its rule: the label, else the path, else the number."""
-    return n.section.label or n.section.path or str(n.number)
+def rule_name(n: Numbered, shared: Collection[str] = ()) -> str:
+    """How a candidate names its rule: the label, else the path, else the number; the path
+    when other rules share the label (`Scoring/II`, where every heading has a rule II)."""
+    if n.section.label and n.section.label not in shared:
+        return n.section.label
+    return n.section.path or str(n.number)
+
+
+def _shared_labels(numbered: Sequence[Numbered]) -> set[str]:
+    """The labels several rules use."""
+    seen = [n.section.label for n in numbered if n.section.label]
+    return {label for label in seen if seen.count(label) > 1}
 
 
 def _shown(sentence: str) -> str:
@@ -366,9 +378,11 @@ def _in_rule(text: str) -> list[tuple[str, int | str, str]]:
 def candidates(doc: Document) -> list[Candidate]:
     """Every value a rule's text states for a parameter the referee enforces."""
     out = []
-    for n in game_numbers(doc):
+    numbered = game_numbers(doc)
+    shared = _shared_labels(numbered)
+    for n in numbered:
         for parameter, value, sentence in _in_rule(n.section.text):
-            out.append(Candidate(parameter, value, rule_name(n), sentence))
+            out.append(Candidate(parameter, value, rule_name(n, shared), sentence))
     return out
 
 

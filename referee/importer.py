@@ -127,6 +127,12 @@ _KEYWORD_LINE = re.compile(
 _NUMBER_FIRST_LINE = re.compile(
     r"^\s*(?P<num>[IVXLCDM]+|\d+)\.?\s+(?P<word>luku|osa)\b(?P<rest>.*)$", re.I
 )
+# A club's one-line rule after its numeral: a short capitalised title, a dash or a colon, then
+# the rule's text ("II Drinks — No drinks on the board."): the numeral needs no "." then.
+_ONE_LINE = re.compile(
+    r"^[A-ZÀ-Ý][^.:;—–]{0,40}?\s(?:—|–|-|:)\s+\S|^[A-ZÀ-Ý][^.:;—–\s]{0,40}:\s+\S"
+)
+_DASHES = re.compile(r"^\s*(?:-\s*){3,}$")  # a separator line that ends the rule above it
 _MAX_GAP = 10  # a number further than this from its predecessor needs a "§" to start a rule
 
 
@@ -260,6 +266,11 @@ class _Reader:
         section = Section(marker, label, path, base + depth, line_no)
         self.parts.append(_Open(section, [rest] if rest else []))
 
+    def open_passage(self, line: str, line_no: int) -> None:
+        """Document text outside rules, from a separator line on (kept for the export)."""
+        part = Heading(line="", label="", depth=0, path="", line_no=line_no, kind="text")
+        self.parts.append(_Open(part, [line.rstrip()]))
+
     # ----- numbering ----------------------------------------------------------------------
 
     def accept(
@@ -282,7 +293,8 @@ class _Reader:
             if pre:
                 ok = True
             elif last is None:
-                ok = para_start and (bool(end) or not rest) and value <= 40
+                titled = bool(end) or not rest or _ONE_LINE.match(rest) is not None
+                ok = para_start and titled and value <= 40
             else:
                 exact = value in (last + 1, 1) and (para_start or bool(end))
                 near = para_start and (bool(end) or not rest) and last < value <= last + _MAX_GAP
@@ -305,6 +317,7 @@ class _Reader:
             ok = last_part >= 100 and parts not in scope.seen
         elif len(parts) == 1:
             last = scope.last_top
+            one_line = not end and _ONE_LINE.match(rest) is not None
             if last is None:
                 first = -1 <= last_part <= 1000 if end else last_part in (0, 1)
                 ok = (standalone if not end else para_start) and first
@@ -312,7 +325,7 @@ class _Reader:
                 ok = last <= last_part <= last + _MAX_GAP or last_part in (0, 1)
                 ok = ok or (last_part > last and last_part % 100 == 1)  # 117, then 201
             else:
-                ok = last_part == last + 1 and (standalone or bool(end))
+                ok = last_part == last + 1 and (standalone or bool(end) or one_line)
         else:
             known = parent in scope.seen
             previous = scope.children.get(parent, 0)
@@ -403,6 +416,10 @@ class _Reader:
                     self.add_heading(line, label, ("caps", 0), line_no)
                     previous = "heading"
                     continue
+            if _DASHES.match(line) and self.parts and isinstance(self.parts[-1].part, Section):
+                self.open_passage(line, line_no)  # a separator ends the rule above it
+                previous = "heading"
+                continue
             if previous in ("start", "blank") and self.plain_heading(line, index):
                 self.add_heading(line, "", ("plain", 0), line_no)
                 previous = "heading"
@@ -1236,6 +1253,10 @@ def warnings(doc: Document) -> list[str]:
         )
     labels_ = [s.label for s in sections if s.label]
     firsts = sum(1 for label in labels_ if re.fullmatch(r"(?:§\s*)?[1Ia]", label))
+    # a club's rules numbered afresh under each heading of their own are told apart by path
+    places = [(s.path.rpartition("/")[0], s.label) for s in sections if s.label]
+    if places and all(places.count(place) == 1 for place in places) and "/" in sections[0].path:
+        return out
     if firsts >= 3 and firsts * 4 >= len(sections):
         out.append(
             f"the numbering restarts {firsts} times (a rule labelled 1 {firsts} times): "

@@ -9,11 +9,17 @@ the group has carried or dismissed each, as before.
 
 from __future__ import annotations
 
+import email.utils
+from datetime import timedelta
 from pathlib import Path
 
-from referee import rulebook
-from tests.helpers import BOB
-from tests.imported import bodies, config, message, replay_game
+from referee import importer, rulebook
+from referee.config import load_settings
+from referee.core import numbering
+from referee.service import Referee
+from referee.store.store import Store
+from tests.helpers import BOB, CARLA, T0
+from tests.imported import bodies, config, message, replay_game, ruleset_order, turn
 from tests.test_cli import cli
 
 MOSSBANK = """# Mossbank Nomic
@@ -100,3 +106,70 @@ def test_a_document_named_directly_starts_a_game_too(tmp_path: Path) -> None:
     state, _ = replay_game(settings, [message(BOB, "STATUS", 1)], tmp_path)
     assert state["parameters"]["winning_score"] == 60
     assert state["parameters"]["voting_days"] == 7
+
+
+CLUB = Path(__file__).resolve().parent / "data" / "rulesets" / "green-door-club.txt"
+
+
+def test_one_line_rules_under_headings_round_trip_through_a_game(tmp_path: Path) -> None:
+    """A club rulebook: a heading, then one line per rule (a Roman numeral, a short title, a
+    dash, the text), numbered afresh under each heading, `-` separators and a sub-list. Each
+    numbered line is a rule labelled by its numeral and named by its path (`Scoring/I`);
+    import, init, a rule amended by its own label by mail, and export give it all back."""
+    text = CLUB.read_text(encoding="utf-8")
+    doc = importer.read_document(text)
+    assert [s.path for s in doc.sections] == [
+        "Table/I", "Table/II", "Table/III", "Scoring/I", "Scoring/II",
+        "Changing these rules/I", "Changing these rules/II", "Changing these rules/III",
+        "Changing these rules/IV",
+    ]  # fmt: skip
+    assert [s.label for s in doc.sections][:4] == ["I", "II", "III", "I"]
+    phones = doc.sections[2].text
+    assert phones.startswith("Phones — Phones stay") and phones.endswith("may use a timer.")
+    assert all("----" not in s.text for s in doc.sections)  # separators stay outside rules
+    assert not importer.warnings(doc)
+    folder = tmp_path / "club"
+    done = cli("import", CLUB, "--out", folder, "--strict")
+    assert done.returncode == 0, done.stderr
+    assert "found 9 rules by their numbers" in done.stdout
+    assert "(carried by rule Scoring/II: the rule sets it plainly)" in done.stdout
+    exported = cli("export", folder)
+    assert exported.returncode == 0 and exported.stdout.split() == text.split()
+    settings = config(tmp_path, folder, "max_mutable_rules = 20")
+    assert cli("init", settings).returncode == 0
+    before = rulebook.load_folder(folder).rules
+    first = numbering.first_proposal_number(before)
+    new_text = "Guests — A guest may play two evenings a month without joining the club."
+    script = [
+        *turn(CARLA, f"PROPOSE AMEND IV\n{new_text}\nEND", first, 0),
+        message(BOB, "RULE Scoring/I", 8 * 24 + 20),
+    ]
+    state, sent = replay_game(settings, script, tmp_path)
+    assert {p["number"]: p["status"] for p in state["proposals"]} == {first: "adopted"}
+    rules = {r["number"]: r for r in state["rules"]}
+    assert rules[first]["text"] == new_text and rules[first]["label"] == "IV"
+    assert state["parameters"]["winning_score"] == 100
+    answer = next(t for _, t in bodies(sent) if "> RULE Scoring/I" in t)
+    assert "Each hand won scores 5 points." in answer
+    order = [r.number for r in before]
+    assert ruleset_order(sent) == [first if n == order[-1] else n for n in order]
+    # export: the game's rules in force, written by the archive, in the club's order
+    archive = tmp_path / "archive"
+    game = tmp_path / "game"
+    game.mkdir()
+    live = config(game, folder, "max_mutable_rules = 20")
+    store = Store(load_settings(live).database_url)
+    try:
+        referee = Referee.create(store, load_settings(live), T0, render=False)
+        for item in script[:-1]:
+            referee.receive(item.as_bytes(), email.utils.parsedate_to_datetime(str(item["Date"])))
+        referee.advance(T0 + timedelta(days=9))
+    finally:
+        store.close()
+    assert cli("archive", "write", live, archive).returncode == 0
+    full = (archive / "ruleset-full.md").read_text(encoding="utf-8")
+    assert (
+        new_text in full
+        and "A guest may play one evening a month"
+        not in full.split("## Rule")[-1].split("History")[0]
+    )
