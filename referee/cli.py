@@ -280,6 +280,9 @@ def init(
             "--write-config", help="write a commented starter config to CONFIG, then stop"
         ),
     ] = False,
+    strict: Annotated[
+        bool, typer.Option(help="refuse while a value the rules state is not carried or dismissed")
+    ] = False,
 ) -> None:
     """Create the game's store from the config: initial ruleset, players, King, Maildirs."""
     from referee.config import ruleset_language
@@ -299,7 +302,7 @@ def init(
         return
     settings = settings_from(config, secrets=False)  # init never logs in to a server
     with answers(settings, "init"):
-        done = initialise(settings, datetime.now(UTC))
+        done = initialise(settings, datetime.now(UTC), strict)
         for warning in example_addresses(settings):
             typer.echo(f"nomic-referee: warning: {config}: {warning}", err=True)
         written = ruleset_language(settings.game.ruleset, settings.folder)

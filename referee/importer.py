@@ -127,6 +127,12 @@ _KEYWORD_LINE = re.compile(
 _NUMBER_FIRST_LINE = re.compile(
     r"^\s*(?P<num>[IVXLCDM]+|\d+)\.?\s+(?P<word>luku|osa)\b(?P<rest>.*)$", re.I
 )
+# A club's one-line rule after its numeral: a short capitalised title, a dash or a colon, then
+# the rule's text ("II Drinks — No drinks on the board."): the numeral needs no "." then.
+_ONE_LINE = re.compile(
+    r"^[A-ZÀ-Ý][^.:;—–]{0,40}?\s(?:—|–|-|:)\s+\S|^[A-ZÀ-Ý][^.:;—–\s]{0,40}:\s+\S"
+)
+_DASHES = re.compile(r"^\s*(?:-\s*){3,}$")  # a separator line that ends the rule above it
 _MAX_GAP = 10  # a number further than this from its predecessor needs a "§" to start a rule
 
 
@@ -260,6 +266,18 @@ class _Reader:
         section = Section(marker, label, path, base + depth, line_no)
         self.parts.append(_Open(section, [rest] if rest else []))
 
+    def opens_part(self, line: str, index: int, previous: str) -> bool:
+        """Whether the line opens a part that is not a rule: a `-` separator after a rule
+        (document text outside rules from there on, kept for the export), or a plain heading."""
+        if _DASHES.match(line) and self.parts and isinstance(self.parts[-1].part, Section):
+            part = Heading(line="", label="", depth=0, path="", line_no=index, kind="text")
+            self.parts.append(_Open(part, [line.rstrip()]))
+            return True
+        if previous in ("start", "blank") and self.plain_heading(line, index):
+            self.add_heading(line, "", ("plain", 0), index)
+            return True
+        return False
+
     # ----- numbering ----------------------------------------------------------------------
 
     def accept(
@@ -282,7 +300,8 @@ class _Reader:
             if pre:
                 ok = True
             elif last is None:
-                ok = para_start and (bool(end) or not rest) and value <= 40
+                titled = bool(end) or not rest or _ONE_LINE.match(rest) is not None
+                ok = para_start and titled and value <= 40
             else:
                 exact = value in (last + 1, 1) and (para_start or bool(end))
                 near = para_start and (bool(end) or not rest) and last < value <= last + _MAX_GAP
@@ -305,6 +324,7 @@ class _Reader:
             ok = last_part >= 100 and parts not in scope.seen
         elif len(parts) == 1:
             last = scope.last_top
+            one_line = not end and _ONE_LINE.match(rest) is not None
             if last is None:
                 first = -1 <= last_part <= 1000 if end else last_part in (0, 1)
                 ok = (standalone if not end else para_start) and first
@@ -312,7 +332,7 @@ class _Reader:
                 ok = last <= last_part <= last + _MAX_GAP or last_part in (0, 1)
                 ok = ok or (last_part > last and last_part % 100 == 1)  # 117, then 201
             else:
-                ok = last_part == last + 1 and (standalone or bool(end))
+                ok = last_part == last + 1 and (standalone or bool(end) or one_line)
         else:
             known = parent in scope.seen
             previous = scope.children.get(parent, 0)
@@ -403,8 +423,7 @@ class _Reader:
                     self.add_heading(line, label, ("caps", 0), line_no)
                     previous = "heading"
                     continue
-            if previous in ("start", "blank") and self.plain_heading(line, index):
-                self.add_heading(line, "", ("plain", 0), line_no)
+            if self.opens_part(line, index, previous):
                 previous = "heading"
                 continue
             if self.numbered and found is not None:
@@ -1108,13 +1127,23 @@ def immutable_by_power(doc: Document, power: float) -> list[str]:
 def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]:
     """The ruleset folder's files by name: `ruleset.toml` and one `NNN.md` per rule."""
     numbered = game_numbers(doc)
+    out = _index_lines(doc, options, source, numbered) + _heading_lines(doc, numbered)
+    files = {"ruleset.toml": "\n".join(out) + "\n"}
+    for position, n in enumerate(numbered, start=1):
+        files[n.file_name] = _rule_file(n, position)
+    return files
+
+
+def _index_lines(
+    doc: Document, options: Options, source: str, numbered: Sequence[Numbered]
+) -> list[str]:
+    """ruleset.toml up to its headings: the document's metadata and the group's options."""
     immutable = list(options.immutable)
     said = [s for s in doc.sections if s.mutability]  # `Rule 101 (Immutable)`
     immutable += [s.path for s in said if s.mutability == "immutable" and s.path not in immutable]
     if not immutable and not said and nomic_style(numbered):
         immutable = [str(n.number) for n in numbered if n.number < 200]
     name = doc.title.splitlines()[0].strip().strip("#").strip().rstrip(":") if doc.title else ""
-    before: dict[int, int] = {}  # heading index -> number of the rule after it
     out = [
         "# A ruleset imported by `nomic-referee import`: review it, edit it, then `init`.",
         "# Each NNN.md is one rule; its text is exactly the document's. The options below",
@@ -1131,8 +1160,9 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
         f"immutable = {_toml_array(immutable)}",
         "",
         "# Parameters whose values below (under [[candidates]]) the group sets aside: the house",
-        "# value holds even though a rule states another. init refuses while a candidate's",
-        "# parameter is neither carried ([carry]) nor listed here.",
+        "# value holds even though a rule states another. A candidate whose sentence sets its",
+        "# value plainly is carried by its rule unless its parameter is carried ([carry]) or",
+        "# listed here; the others stay prose. init --strict refuses while any is neither.",
         f"dismissed = {_toml_array(options.dismissed)}",
         "",
         '# Game parameters carried by rules: name = "rule" (the value is the house value',
@@ -1157,6 +1187,12 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
             f"rule = {toml_string(rule)}",
             f"sentence = {toml_string(sentence)}",
         ]
+    return out
+
+
+def _heading_lines(doc: Document, numbered: Sequence[Numbered]) -> list[str]:
+    """ruleset.toml's `[[headings]]`: every heading and passage, with the rule it precedes."""
+    before: dict[int, int] = {}  # heading index -> number of the rule after it
     order = {id(n.section): n.number for n in numbered}
     pending: list[int] = []
     for index, part in enumerate(doc.parts):
@@ -1166,6 +1202,7 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
             for h in pending:
                 before[h] = order[id(part)]
             pending = []
+    out: list[str] = []
     for index, part in enumerate(doc.parts):
         if not isinstance(part, Heading):
             continue
@@ -1181,23 +1218,25 @@ def folder_files(doc: Document, options: Options, source: str) -> dict[str, str]
         ]
         if index in before:
             out.append(f"before = {before[index]}")
-    files = {"ruleset.toml": "\n".join(out) + "\n"}
-    for position, n in enumerate(numbered, start=1):
-        s = n.section
-        front = [
-            "+++",
-            f"number = {n.number}",
-            f"label = {toml_string(s.label)}",
-            f"path = {toml_string(s.path)}",
-            f"marker = {toml_string(s.marker)}",
-            f"position = {position}",
-        ]
-        for key in ("title", "revision", "power", "history"):
-            if getattr(s, key):
-                front.append(f"{key} = {toml_string(getattr(s, key))}")
-        front.append("+++")
-        files[n.file_name] = "\n".join(front) + "\n" + s.text + "\n"
-    return files
+    return out
+
+
+def _rule_file(n: Numbered, position: int) -> str:
+    """A rule's `NNN.md`: its front matter, then its text exactly as the document's."""
+    s = n.section
+    front = [
+        "+++",
+        f"number = {n.number}",
+        f"label = {toml_string(s.label)}",
+        f"path = {toml_string(s.path)}",
+        f"marker = {toml_string(s.marker)}",
+        f"position = {position}",
+    ]
+    for key in ("title", "revision", "power", "history"):
+        if getattr(s, key):
+            front.append(f"{key} = {toml_string(getattr(s, key))}")
+    front.append("+++")
+    return "\n".join(front) + "\n" + s.text + "\n"
 
 
 def write_folder(doc: Document, options: Options, source: str, folder: Path) -> list[Path]:
@@ -1236,6 +1275,10 @@ def warnings(doc: Document) -> list[str]:
         )
     labels_ = [s.label for s in sections if s.label]
     firsts = sum(1 for label in labels_ if re.fullmatch(r"(?:§\s*)?[1Ia]", label))
+    # a club's rules numbered afresh under each heading of their own are told apart by path
+    places = [(s.path.rpartition("/")[0], s.label) for s in sections if s.label]
+    if places and all(places.count(place) == 1 for place in places) and "/" in sections[0].path:
+        return out
     if firsts >= 3 and firsts * 4 >= len(sections):
         out.append(
             f"the numbering restarts {firsts} times (a rule labelled 1 {firsts} times): "

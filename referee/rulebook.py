@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -58,12 +58,17 @@ def builtin_folder(language: str) -> Path:
 
 
 def load(
-    spec: str, language: str, base: Path | None = None, house: Mapping[str, str] | None = None
+    spec: str,
+    language: str,
+    base: Path | None = None,
+    house: Mapping[str, str] | None = None,
+    strict: bool = False,
 ) -> Ruleset:
     """`spec` is "builtin" or a path (relative to `base`) to a ruleset folder or document.
 
     `house` holds the config's [parameters]: the value a rule takes when `[carry]` names the
-    rule but not the value."""
+    rule but not the value. A value a rule sets plainly is carried by that rule; any other
+    value a rule states stays prose (`strict`: refused until carried or dismissed)."""
     if spec == "builtin":
         return load_folder(builtin_folder(language), house)
     path = Path(spec)
@@ -72,9 +77,9 @@ def load(
     if path.is_dir() and (path / "index.toml").is_file():
         return load_archive(path)
     if path.is_dir():
-        return load_folder(path, house)
+        return load_folder(path, house, settled=strict)
     if path.is_file():
-        return load_document(path, language)
+        return load_document(path, language, strict)
     raise RulesetError(f"ruleset not found: {path}")
 
 
@@ -186,10 +191,11 @@ def read_index(folder: Path) -> dict[str, Any]:
 
 
 def load_folder(
-    folder: Path, house: Mapping[str, str] | None = None, settled: bool = True
+    folder: Path, house: Mapping[str, str] | None = None, settled: bool = False
 ) -> Ruleset:
-    """The folder's rules; with `settled`, refused while a value a rule states for a
-    parameter (`[[candidates]]`) is neither carried nor dismissed (111, 211)."""
+    """The folder's rules (111, 211): a value a rule sets plainly (`[[candidates]]` neither
+    carried nor dismissed) is carried by that rule, any other stays prose on its house value;
+    with `settled` (`init --strict`), refused while any is neither carried nor dismissed."""
     index = folder / "ruleset.toml"
     meta = read_index(folder)
     unknown = sorted(set(meta) - _INDEX_KEYS)
@@ -203,6 +209,7 @@ def load_folder(
     # A rule file that does not say is mutable unless ruleset.toml lists it (102).
     rules = [parse_rule_file(p, mutable_default=True) for p in sorted(folder.glob("*.md"))]
     rules = _apply_options(index.name, rules, listed, meta.get("carry", {}), house or {})
+    rules = _carry_plainly(index.name, rules, _plain_candidates(index.name, meta))
     carriers, house_mechanics = _mechanics(index.name, rules, meta)
     return _checked(
         Ruleset(
@@ -214,6 +221,66 @@ def load_folder(
             house_mechanics=house_mechanics,
         )
     )
+
+
+def _plain_candidates(where: str, meta: Mapping[str, Any]) -> list[findings.Candidate]:
+    """The values ruleset.toml's `[[candidates]]` set plainly that the group neither carried
+    (`[carry]`) nor dismissed (`findings.carried_plainly`)."""
+    carry, found = meta.get("carry", {}), meta.get("candidates", [])
+    dismissed = meta.get("dismissed", [])
+    if not isinstance(found, list) or not isinstance(dismissed, list):
+        raise RulesetError(f"{where}: 'candidates' and 'dismissed' must be lists")
+    stated = [
+        findings.Candidate(str(c["parameter"]), c["value"], str(c["rule"]), str(c["sentence"]))
+        for c in found
+        if isinstance(c, dict) and {"parameter", "value", "rule", "sentence"} <= set(c)
+    ]
+    group = set(carry) if isinstance(carry, dict) else set()
+    return findings.carried_plainly(stated, group | {str(d) for d in dismissed})
+
+
+def _carry_plainly(
+    where: str, rules: list[Rule], plainly: Sequence[findings.Candidate]
+) -> list[Rule]:
+    """Each value a rule sets plainly, carried by that rule when the rule can hold it (a valid
+    value, beside the rule's others; a cap on mutable rules the ruleset keeps); a value it
+    cannot hold stays prose, and the house value holds (111, 211)."""
+    out = list(rules)
+    for c in plainly:
+        try:
+            at = _find(where, out, c.rule)
+            held = {**dict(out[at].parameters), c.parameter: c.value}
+            shortest = params.SPEC_BY_NAME["debate_days_min"].default
+            if (
+                c.parameter == "debate_days"
+                and isinstance(c.value, int)
+                and c.value < shortest
+                and not any(dict(r.parameters).get("debate_days_min") for r in out)
+            ):  # a debate the rules set shorter than 112's week is their own shortest debate
+                held.setdefault("debate_days_min", c.value)
+            sets = _parameters(where, held)
+        except RulesetError:
+            continue
+        mutable = sum(1 for r in out if r.mutable)
+        if c.parameter == "max_mutable_rules" and isinstance(c.value, int) and c.value < mutable:
+            continue
+        out[at] = replace(out[at], parameters=sets)
+    return out
+
+
+def carried_plainly(
+    ruleset: Ruleset, found: Sequence[findings.Candidate], handled: Iterable[str]
+) -> list[findings.Candidate]:
+    """The values of `found` a loaded ruleset's rules carry because they set them plainly."""
+    held = {(labels.shown(r), p, v) for r in ruleset.rules for p, v in r.parameters}
+    held |= {(r.label, p, v) for r in ruleset.rules for p, v in r.parameters}
+    held |= {(r.path, p, v) for r in ruleset.rules for p, v in r.parameters}
+    held |= {(str(r.number), p, v) for r in ruleset.rules for p, v in r.parameters}
+    return [
+        c
+        for c in findings.carried_plainly(found, handled)
+        if (c.rule, c.parameter, str(c.value)) in held
+    ]
 
 
 def _check_candidates(folder: Path, meta: dict[str, Any]) -> None:
@@ -328,15 +395,16 @@ def _apply_options(
     return out
 
 
-def load_document(path: Path, language: str) -> Ruleset:
+def load_document(path: Path, language: str, strict: bool = False) -> Ruleset:
     """A rule document taken in as it stands (`nomic-referee import` with no options).
 
     Nomic's own shape (`101. ...`, `201. ...`) keeps its numbers, the 100s immutable (102).
     Any other (a code of `§ 2.2.1.` sections, Roman laws under chapters, unnumbered paragraphs)
     gives every rule its place in the document as its number, from 101 on, and keeps its
-    label, path and place; all are mutable but those whose header says `(Immutable)`. A
-    document whose rules state values for parameters is refused: import it into a folder to
-    carry or dismiss them, or to choose immutable rules.
+    label, path and place; all are mutable but those whose header says `(Immutable)`. A value
+    a rule sets plainly is carried by that rule, any other value its rules state stays prose;
+    `strict` refuses a document whose rules state values for parameters: import it into a
+    folder to carry or dismiss them, or to choose immutable rules.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -346,12 +414,13 @@ def load_document(path: Path, language: str) -> Ruleset:
     found = findings.candidates(doc)
     seeded = findings.seed_carried(doc, found)  # the seed's own carriers carry what they state
     stated = [c for c in found if c not in seeded]
-    if stated:  # never run on a house value the document's own rules contradict (111)
+    if stated and strict:  # never run on a house value the document's own rules contradict
         said_ = "; ".join(line.strip() for line in findings.describe(stated))
         raise RulesetError(
             f"the rules state values for parameters the referee enforces: {said_}. "
             + document_advice(str(path))
         )
+    plainly = findings.carried_plainly(found, {c.parameter for c in seeded})
     numbered = importer.game_numbers(doc)
     said = any(s.mutability for s in doc.sections)  # `Rule 101 (Immutable)`: the header decides
     nomic = importer.nomic_style(numbered) and not said
@@ -370,6 +439,7 @@ def load_document(path: Path, language: str) -> Ruleset:
         )
         for position, n in enumerate(numbered, start=1)
     )
+    rules = tuple(_carry_plainly(str(path), list(rules), plainly))
     return _checked(Ruleset(path.stem, language, rules, str(path)))
 
 

@@ -1,4 +1,4 @@
-"""The first run: a starter config with comments, and `init` that leaves all or nothing (105).
+"""The first run: a starter config with comments, and `init` that leaves all or nothing (105, 111).
 
 `starter_config` writes the TOML an operator edits before a real game (and the one `demo`
 plays); `initialise` makes the inbox and sent Maildirs, then the store and the game. A failure
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from referee import rulebook
 from referee.config import Settings, slug
 from referee.mail.sentbox import open_sent
 from referee.service import Referee
@@ -139,8 +140,20 @@ class Initialised:
     first_turn: str
 
 
-def initialise(settings: Settings, started: datetime) -> Initialised:
-    """Folders first (they can fail without a trace), then the game in the store, or nothing."""
+def initialise(settings: Settings, started: datetime, strict: bool = False) -> Initialised:
+    """Folders first (they can fail without a trace), then the game in the store, or nothing.
+
+    A value the ruleset's rules set plainly is carried by its rule, any other stays prose on
+    its house value (111, 211); `strict` refuses, with the fix, a ruleset whose rules state a
+    value the group has neither carried nor dismissed."""
+    if strict:
+        rulebook.load(
+            settings.game.ruleset,
+            settings.game.language,
+            settings.folder,
+            dict(settings.parameters),
+            strict=True,
+        )
     for sub in ("new", "cur", "tmp"):
         (settings.maildir / sub).mkdir(parents=True, exist_ok=True)
     if settings.smtp is None:

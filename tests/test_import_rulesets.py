@@ -444,7 +444,7 @@ def test_init_refuses_until_the_rules_values_are_carried_or_dismissed(tmp_path: 
     assert "rule 2449 says winning_score = 50" in done.stdout
     assert "“The first player to reach 50 points wins the game.”" in done.stdout
     assert "voting strength (rule 2139, 2422)" in done.stdout and "quorum" in done.stdout
-    refused = cli("init", config(tmp_path, folder, "max_mutable_rules = 20"))
+    refused = cli("init", "--strict", config(tmp_path, folder, "max_mutable_rules = 20"))
     assert refused.returncode == 2 and "winning_score = 50" in refused.stderr
     assert "--carry debate_days=2350" in refused.stderr
     carried = tmp_path / "carried"
@@ -475,7 +475,9 @@ def test_a_document_named_directly_whose_rules_state_values_is_refused_with_the_
 ) -> None:
     """Named directly as [game] ruleset there is nowhere to carry or dismiss a value a rule
     states, so init refuses rather than run on a house value the rules contradict."""
-    refused = cli("init", config(tmp_path, DATA / "lighthouse-rules.txt", language=None))
+    refused = cli(
+        "init", "--strict", config(tmp_path, DATA / "lighthouse-rules.txt", language=None)
+    )
     assert refused.returncode == 2
     assert "rule 204 says winning_score = 100" in refused.stderr
     assert "import it into a folder first" in refused.stderr and "--dismiss" in refused.stderr
@@ -496,7 +498,7 @@ def test_italian_rules_state_values_too_and_init_refuses_until_each_is_handled(
     assert "rule 102 says majority_after_rounds = 0: “Una proposta passa quando:" in done.stdout
     assert "rule 201 says debate_days = 7:" in done.stdout
     assert "rule 203 says max_mutable_rules = 20:" in done.stdout
-    refused = cli("init", config(tmp_path, cava))
+    refused = cli("init", "--strict", config(tmp_path, cava))
     assert refused.returncode == 2 and "rule 201 says debate_days = 7" in refused.stderr
     document = tmp_path / "lago.md"
     document.write_text(
@@ -521,13 +523,13 @@ def test_italian_rules_state_values_too_and_init_refuses_until_each_is_handled(
     ):
         assert said in done.stdout
     assert "the referee counts only unanimity or a majority" in done.stdout
-    refused = cli("init", config(tmp_path, lago))
+    refused = cli("init", "--strict", config(tmp_path, lago))
     assert refused.returncode == 2 and "rule 101 says debate_days = 14" in refused.stderr
     carry: tuple[str, ...] = ("--carry", "debate_days=101", "--carry", "voting_days=202")
     carry += ("--carry", "winning_score=203")
     two_thirds = cli("import", document, "--out", tmp_path / "x", *carry)
     assert two_thirds.returncode == 0
-    refused = cli("init", config(tmp_path, tmp_path / "x"))
+    refused = cli("init", "--strict", config(tmp_path, tmp_path / "x"))
     assert refused.returncode == 2 and "majority_after_rounds = 2/3" in refused.stderr
     assert "--dismiss majority_after_rounds" in refused.stderr
     settled = tmp_path / "settled"

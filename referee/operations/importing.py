@@ -42,7 +42,7 @@ class ImportReport:
     summary: tuple[str, ...]  # what the reader found, rule by rule
     language: str  # the line naming the language chosen
     stated: tuple[str, ...]  # the values the rules state for enforced parameters
-    waiting: tuple[str, ...]  # parameters neither carried nor dismissed: init refuses
+    waiting: tuple[str, ...]  # what becomes of values neither carried nor dismissed (prose)
     unenforced: tuple[tuple[str, tuple[str, ...]], ...]  # mechanics left to the players
     rules: int
     mutable: int
@@ -54,12 +54,7 @@ class ImportReport:
         if self.stated:
             lines.append("values the rules state for parameters the referee enforces:")
             lines.append("\n".join(self.stated))
-        if self.waiting:
-            lines.append(
-                f"init refuses until each is carried (--carry NAME=RULE, or [carry] in "
-                f"{self.out}/ruleset.toml) or dismissed (--dismiss NAME, or 'dismissed'): "
-                + ", ".join(self.waiting)
-            )
+            lines.extend(self.waiting)
         if self.unenforced:
             lines.append("the referee will not enforce these; they stay with the players:")
             for name, where in self.unenforced:
@@ -103,13 +98,13 @@ def import_rules(document: Path, out: Path, choices: ImportChoices) -> ImportRep
     )
     ruleset = _written(doc, options, document, out)
     handled = {name for name, _ in pairs} | set(choices.dismiss)
-    waiting = {c.parameter for c in stated if c.parameter not in handled}
+    plainly = rulebook.carried_plainly(ruleset, stated, handled) if stated else []
     return ImportReport(
         out=out,
         summary=tuple(importer.summary(doc)),
         language=importer.language_line(chosen, given=given),
-        stated=tuple(findings.describe(stated, seeded)) if stated else (),
-        waiting=tuple(sorted(waiting)),
+        stated=tuple(findings.describe(stated, seeded, plainly)) if stated else (),
+        waiting=tuple(findings.waiting(stated, handled, plainly, str(out))) if stated else (),
         unenforced=tuple(findings.unenforced(doc)),
         rules=len(ruleset.rules),
         mutable=sum(1 for r in ruleset.rules if r.mutable),
