@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,7 +30,6 @@ from referee.core import (
     roster,
     rulings,
 )
-from referee.core.appeals import crown_due
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
@@ -54,8 +53,9 @@ from referee.core.events import (
     Suggest,
     Tick,
 )
-from referee.core.model import Decided, GameState, Player, RequestStatus
-from referee.core.step import DAY, day_start
+from referee.core.model import Decided, GameState, Player
+from referee.core.rebuild import rebuild_from
+from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
 from referee.mail import bounces, confirm, intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup, authenticate
@@ -158,18 +158,6 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
     return state
 
 
-def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
-    """The state from the event log alone: the log is the source of truth (213)."""
-    return rebuild_from(engine.start_game(initial, initial.started_at).state, events)
-
-
-def rebuild_from(state: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
-    """A snapshot brought up to date with the events logged after it."""
-    for at, payload in events:
-        state = engine.decide(state, codec.event_from_data(payload), utc(at)).state
-    return state
-
-
 @dataclass(frozen=True)
 class Receipt:
     """What became of one inbound message, for the log and the caller."""
@@ -215,7 +203,7 @@ class Referee:
         if self.state.name != settings.game.name:  # the display name was corrected: show it
             self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
-        self.last_at = utc(latest) if latest is not None else self.state.started_at
+        self.last_at = clock.utc(latest) if latest is not None else self.state.started_at
         self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
         self._digested: tuple[GameState, str] | None = None
         self._digest = chain.StateDigest()  # repr(state)'s unchanged parts, kept (213)
@@ -234,7 +222,7 @@ class Referee:
     ) -> Referee:
         """A new game: the initial state, the opening mail to everyone, the first turn."""
         store.create_schema()
-        started = utc(started)
+        started = clock.utc(started)
         initial = initial_state(settings, started)
         game_id = store.create_game(
             settings.game.key,
@@ -319,13 +307,13 @@ class Referee:
 
     def advance(self, now: datetime) -> int:
         """Fire every deadline due by `now`, each in order and in its own transaction."""
-        now = utc(now)
+        now = clock.utc(now)
         fired = 0
         while True:
             due = engine.next_deadline(self.state)
             if due is None or due > now:
                 return fired
-            self._apply_tick(catch_up(self.state, due, now))
+            self._apply_tick(clock.catch_up(self.state, due, now))
             fired += 1
 
     def _apply_tick(self, at: datetime) -> None:
@@ -345,7 +333,7 @@ class Referee:
     def operate(self, event: Enrol | Quit | MoveAddress, at: datetime) -> Outcome:
         """An operator's change of the roster (`nomic-referee players`): an event of the log,
         announced to the table like the same change made by mail (201, 114)."""
-        at = max(utc(at), self.last_at)
+        at = max(clock.utc(at), self.last_at)
         self.advance(at)
         decision = engine.decide(self.state, event, at)
         outcome, notices = _split(decision)
@@ -373,7 +361,7 @@ class Referee:
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine), once
         its sender has been told, when its headers name one to tell (`_unreadable`).
         """
-        delivered = utc(at)
+        delivered = clock.utc(at)
         at = max(delivered, self.last_at)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
@@ -420,7 +408,7 @@ class Referee:
         mail caused events (a confirmed request to join the King has not admitted) cannot be
         followed, and its link is named in `unfollowed`. ValueError: not a stand-in."""
         held = record.read_stand_in(raw)
-        delivered = utc(at)
+        delivered = clock.utc(at)
         at = max(delivered, self.last_at)
         self.advance(at)
         with self.store.unit(self.game_id) as work:
@@ -607,7 +595,7 @@ class Referee:
             hint = spell(guess, language) if guess is not None else next(iter(waited), "")
             other = waited[1] if len(waited) > 1 else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
-            upto = _tomorrow(at) if last else None
+            upto = clock.tomorrow(at) if last else None
             cut, cut_line = cut_at_top(mail.body)
             nothing = outcomes.NoCommand(
                 hint=hint, other=other, next=upto, cut=cut, cut_line=cut_line
@@ -625,18 +613,6 @@ class Referee:
         refused = sum(1 for i in items if not i["ok"])
         return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
 
-    def shared_mail(
-        self, work: UnitOfWork, state: GameState | None = None
-    ) -> Callable[[bytes], bool]:
-        """Whether ARCHIVE shares a message the chain holds whole (213): a player's mail to the
-        game as themselves, and the request to join and its confirmation of a newcomer the
-        King admitted (the confirmation mail told them so). Every other is withheld."""
-        state = state or self.state
-        keys = work.players_mail_keys()
-        admitted = [r.email for r in state.requests if r.status is RequestStatus.ADMITTED]
-        keys |= work.joining_mail_keys(admitted)
-        return lambda raw: _dedupe_key(raw) in keys
-
     def _archive(
         self, work: UnitOfWork, state: GameState
     ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
@@ -647,7 +623,7 @@ class Referee:
         without a site, the refusal sends the player to the operator's `export-mail`. The reply
         names the record's last link and its head, the one `verify` must reach (the request's
         own link comes after it)."""
-        shared = self.shared_mail(work, state)
+        shared = record.shared_mail(work, state)
         made = record.archive_mbox(work.mail_links(), shared, self.settings.game.language)
         size = record.shown_size(len(made.packed))
         config = record.public_config(self.settings, state.started_at)
@@ -1475,14 +1451,6 @@ def _fact(
     return {"line": _cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
 
 
-def _dedupe_key(raw: bytes) -> str:
-    """The dedupe key of a message the chain holds (as intake made it), or "" if unreadable."""
-    try:
-        return parse_message(raw, headers_only=True).dedupe_key
-    except Exception:  # a link's bytes were read once; nothing to match if they no longer are
-        return ""
-
-
 def _answers(mail: InboundMail) -> bool:
     """Whether the mail names a mail it answers (In-Reply-To or References): else it is in
     no thread of the game's, and no thread need be looked for."""
@@ -1592,37 +1560,6 @@ def _late(work: UnitOfWork, at: datetime, state: GameState) -> dict[str, Any] | 
     if others or not reasons:  # an operator's change of the roster is logged, not chained
         reasons.append({"what": "events", "count": len(others) or 1, "at": (others or [at])[-1]})
     return {"delivered": delivered, "at": at, "reasons": reasons}
-
-
-def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
-    """When to fire the deadline due at `due`, `now` being later (112, 213).
-
-    A deadline that only repeats daily reminders is fired at the latest repetition of any of
-    them before `now` and before the next real deadline (debate end, vote deadline, the crown
-    passing on): a referee that was off for days sends each kind of reminder once, the latest,
-    not one a day.
-    """
-    crown = crown_due(state) if state.deposed_at and state.crown_reminder_at else None
-    real = engine.next_deadline(replace(state, reminder_at=None, crown_reminder_at=crown))
-    if real is not None and real <= due:
-        return due
-    at = due
-    daily = [state.crown_reminder_at if crown else None, None if state.tie else state.reminder_at]
-    for first in (r for r in daily if r is not None and r <= now):
-        latest = first + (now - first) // DAY * DAY
-        while real is not None and latest >= real:
-            latest -= DAY
-        at = max(at, latest)
-    return at
-
-
-def utc(at: datetime) -> datetime:
-    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-
-
-def _tomorrow(at: datetime) -> datetime:
-    """Midnight UTC after `at`: when the daily limits start again."""
-    return day_start(at) + DAY
 
 
 def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:

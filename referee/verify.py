@@ -54,13 +54,14 @@ from typing import Any
 
 from referee.config import Settings, slug
 from referee.core import chain
+from referee.core.chain import CHAIN_HEADER
 from referee.core.model import GameState
+from referee.core.rebuild import rebuild_from
 from referee.mail import intake
 from referee.mail.auth import Authentication
-from referee.mail.outgoing import CHAIN_HEADER
 from referee.record import MAILBOX
 from referee.replay import GZIP_MAGIC, Archived, read_mail, replay, undated
-from referee.service import Referee, rebuild_from
+from referee.service import Referee
 from referee.store.store import Store
 from referee.store.tables import OutboxStatus
 

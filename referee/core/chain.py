@@ -25,6 +25,12 @@ GENESIS = "0" * 64  # the head before the first link
 # again to find a field's start when a change is first found in it
 KEPT_EVERY = 2048
 
+# The header of every mail the referee sends that names the link it belongs to (213).
+CHAIN_HEADER = b"X-Nomic-Chain: "
+# Written when a mail is built, replaced by the link's number and head when the unit of work
+# that queued the mail makes its link: the link binds the mail's cause, not its bytes.
+CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
+
 
 def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

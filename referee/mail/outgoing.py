@@ -31,6 +31,7 @@ from email.utils import format_datetime
 from functools import lru_cache
 
 from referee.config import slug as slug  # re-exported: the Message-IDs' game part
+from referee.core.chain import CHAIN_PENDING
 from referee.core.threads import Thread
 from referee.mail.render import Rendered
 
@@ -138,12 +139,6 @@ _ADDRESS_OK = re.compile(r"[!#-'*+/-9=?A-Z^-~.-]{1,64}@[A-Za-z0-9.-]{1,253}")
 def message_ids(ids: tuple[str, ...]) -> str:
     """Message-IDs for In-Reply-To/References: well-formed ones only, one per folded line."""
     return "\n ".join(i for i in ids if _MSG_ID.fullmatch(i))
-
-
-CHAIN_HEADER = b"X-Nomic-Chain: "
-# Written by `build`, replaced by the link's number and head when the unit of work that queued
-# the mail makes its link (`UnitOfWork.flush`): the link binds the mail's cause, not its bytes.
-CHAIN_PENDING = CHAIN_HEADER + b"(the link this mail belongs to)"
 
 
 def list_id(name: str, key: str, address: str) -> str:

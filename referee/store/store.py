@@ -34,10 +34,9 @@ from sqlmodel import Session, SQLModel, col, create_engine, select
 from sqlmodel.sql.sqltypes import UTCDateTime
 
 from referee.core import codec
-from referee.core.chain import GENESIS
+from referee.core.chain import CHAIN_HEADER, CHAIN_PENDING, GENESIS
 from referee.core.codec import state_from_data
 from referee.core.model import GameState
-from referee.mail.outgoing import CHAIN_HEADER, CHAIN_PENDING
 from referee.mail.parse import InboundMail, dedupe_key
 from referee.store.tables import (
     ChainRow,
