@@ -57,7 +57,31 @@ from referee.core.model import Decided, GameState, Player
 from referee.core.rebuild import rebuild_from
 from referee.core.step import DAY
 from referee.core.threads import Thread, ThreadKind
-from referee.mail import bounces, confirm, intake, outgoing
+from referee.desk import bounces, confirm
+from referee.desk.debate import debate_thread, leftover, nearest_thread
+from referee.desk.echoes import copied, normalise, referee_thread
+from referee.desk.hints import (
+    QUOTED,
+    UNREAD,
+    Hint,
+    corrected,
+    courtesy,
+    hints,
+    plain_vote,
+    whole,
+)
+from referee.desk.prompts import (
+    YES,
+    awaited,
+    expected,
+    first_words,
+    infer,
+    spell,
+    thread_of,
+    with_appeal,
+)
+from referee.desk.screen import CHAIN, Answer, Intake, Verdict, screen
+from referee.mail import intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup, authenticate
 from referee.mail.commands import (
     REGISTRY,
@@ -69,32 +93,9 @@ from referee.mail.commands import (
     parse_commands,
     torn,
 )
-from referee.mail.debate import debate_thread, leftover, nearest_thread
-from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import (
-    QUOTED,
-    UNREAD,
-    Hint,
-    corrected,
-    courtesy,
-    hints,
-    plain_vote,
-    whole,
-)
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import (
-    YES,
-    awaited,
-    expected,
-    first_words,
-    infer,
-    spell,
-    thread_of,
-    with_appeal,
-)
 from referee.mail.quotes import cut_at_top, strip_reply
 from referee.mail.render import Rendered, Renderer
-from referee.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
