@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +24,13 @@ from referee.core import (
     clock,
     codec,
     engine,
-    mechanics,
     outcomes,
     procedure,
     roster,
-    rulings,
 )
 from referee.core.debate import relayed_since
 from referee.core.engine import Decision
 from referee.core.events import (
-    EVERYONE,
     Accuse,
     ArchiveRequest,
     AskToJoin,
@@ -44,7 +41,6 @@ from referee.core.events import (
     GiveRuling,
     MoveAddress,
     Notice,
-    NoticeKind,
     OpenAppeal,
     Outcome,
     Query,
@@ -56,13 +52,12 @@ from referee.core.events import (
 from referee.core.model import Decided, GameState, Player
 from referee.core.rebuild import rebuild_from
 from referee.core.step import DAY
-from referee.core.threads import Thread, ThreadKind
-from referee.desk import bounces, confirm
+from referee.core.threads import ThreadKind
+from referee.desk import bounces, confirm, letters, writing
 from referee.desk.debate import debate_thread, leftover, nearest_thread
 from referee.desk.echoes import copied, normalise, referee_thread
 from referee.desk.hints import (
     QUOTED,
-    UNREAD,
     Hint,
     corrected,
     courtesy,
@@ -70,6 +65,8 @@ from referee.desk.hints import (
     plain_vote,
     whole,
 )
+from referee.desk.letters import BOUNCE_NOTICE as BOUNCE_NOTICE  # gallery's
+from referee.desk.letters import Letters, at_word, cut_line, item, recipients_of
 from referee.desk.prompts import (
     YES,
     awaited,
@@ -85,27 +82,18 @@ from referee.mail import intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup, authenticate
 from referee.mail.commands import (
     REGISTRY,
-    REPLY_PREFIX,
     ParsedLine,
     ends_in_history,
     fold,
-    is_reply_subject,
     parse_commands,
     torn,
 )
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.quotes import cut_at_top, strip_reply
-from referee.mail.render import Rendered, Renderer
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
-BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
-# The notices that carry the whole ruleset (205): never cut, attached when too long for a body.
-WHOLE_RULESET = frozenset({NoticeKind.RULESET, NoticeKind.GAME_STARTED, NoticeKind.WELCOME})
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
-# A mail that takes effect this much or more after its delivery (read after a later event was
-# logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
-LATE = timedelta(seconds=1)
 log = logging.getLogger("referee")
 STOPPED = "mail %s claiming to be from %s stopped by %s"  # the log line of a mail screened out
 
@@ -191,14 +179,12 @@ class Referee:
         self.settings = settings
         # A replay that only wants the final state counts the mail it would send but does not
         # render it; the decisions, and so the state, are the same either way.
-        self.render = render
         # Where ARCHIVE writes a record too large for a mail (213): the website's folder; a
         # replay sets its own (`replay --site`) or none
         self.site: Path | None = settings.game.site if settings.game.site_url else None
         self.withheld = 0  # stand-ins of withheld mail taken since this object was made
         # The links made by a stand-in of a mail that changed the game: a replay cannot follow
         self.unfollowed: list[int] = []
-        self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
         if self.state.name != settings.game.name:  # the display name was corrected: show it
@@ -208,12 +194,14 @@ class Referee:
         self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
         self._digested: tuple[GameState, str] | None = None
         self._digest = chain.StateDigest()  # repr(state)'s unchanged parts, kept (213)
-        self.renderer = Renderer(
-            settings.game.language,
-            settings.game.timezone,
-            settings.game.name,
-            settings.game.address,
-        )
+        # A replay that only wants the final state counts the mail it would send but does not
+        # render it; the decisions, and so the state, are the same either way.
+        self.letters = Letters(settings, render)
+
+    @property
+    def queued(self) -> int:
+        """Mails decided since this object was made, rendered or not."""
+        return self.letters.queued
 
     # ----- creating and opening games -------------------------------------------------------
 
@@ -450,14 +438,14 @@ class Referee:
         )
         parsed, unseen = _agreeing(mail, parsed)
         ignored = [
-            _item(p.line, Outcome(outcomes.AttachedIgnored()))
+            item(p.line, Outcome(outcomes.AttachedIgnored()))
             for p in parse_commands(mail.sender, "", mail.attached)
         ][:QUOTED]
         refusal = _too_many(parsed, today, limits)
         if refusal is not None:
             work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
-            self._keep_answer(work, mail, at, [_fact(p, refusal) for p in parsed])
-            sent = self._reply(work, mail, at, state, [_item("", refusal)])
+            writing.keep_answer(work, mail, at, [_fact(p, refusal) for p in parsed])
+            sent = self._reply(work, mail, at, state, [item("", refusal)])
             return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
         answered = confirmed = False
         if unseen and not parsed:  # every command disagreed: say so, and read nothing else
@@ -498,8 +486,8 @@ class Referee:
         )
         for index, line in enumerate(parsed):
             if index in contradicted:  # two answers to one question: never chosen by order
-                asked_again = Outcome(outcomes.TwoAnswers(other=_cut_line(contradicted[index])))
-                items.append(_item(line.line, asked_again))
+                asked_again = Outcome(outcomes.TwoAnswers(other=cut_line(contradicted[index])))
+                items.append(item(line.line, asked_again))
                 facts.append(_fact(line, asked_again))
                 continue
             if line.command is None:
@@ -508,26 +496,26 @@ class Referee:
                 if hint:  # "VOTE 301 YSE": the line put right is done on a bare yes
                     votes.append(hint)
                     meant = outcomes.ConfirmNeeded(meant=hint, form=syntax)
-                    items.append(_item(line.line, Outcome(meant)))
+                    items.append(item(line.line, Outcome(meant)))
                     continue
                 wrong = outcomes.Syntax(syntax=syntax, problem=line.problem)
-                items.append(_item(line.line, Outcome(wrong)))
+                items.append(item(line.line, Outcome(wrong)))
                 continue
             if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
                 request: AskToJoin | MoveAddress = line.command
                 asked = self._ask_confirmation(work, mail, at, state, request)
-                items.append(_item(line.line, asked))
+                items.append(item(line.line, asked))
                 continue
             if isinstance(line.command, Query):  # 50 x RULES: one ruleset, not fifty
                 question = (line.command.what, line.command.number, line.command.ref)
                 if question in questions:
-                    items.append(_item(line.line, Outcome(outcomes.QueryRepeated())))
+                    items.append(item(line.line, Outcome(outcomes.QueryRepeated())))
                     continue
                 questions.add(question)
             if isinstance(line.command, Debate):
                 capped = self._debate_cap(line.command, state, at)
                 if capped is not None:
-                    items.append(_item(line.line, capped))
+                    items.append(item(line.line, capped))
                     continue
             elif echoes and normalise(line.line) in echoes:
                 log.warning(
@@ -537,7 +525,7 @@ class Referee:
                 )
                 where = echoes_where(mail, self.settings)
                 echoed = Outcome(outcomes.QuotedNotice(where=where))
-                items.append(_item(line.line, echoed))
+                items.append(item(line.line, echoed))
                 facts.append(_fact(line, echoed))
                 continue
             command: Command = line.command
@@ -553,17 +541,17 @@ class Referee:
                 size = len(repr(outcome.data))  # the answer's text, near enough
                 if answer_size and answer_size + size > limits.answer_chars:
                     filled = outcomes.AnswersFull(limit=f"{limits.answer_chars:,}")
-                    items.append(_item(line.line, Outcome(filled)))
+                    items.append(item(line.line, Outcome(filled)))
                     continue
                 answer_size += size
-                if isinstance(outcome.payload, outcomes.Rules) and self.render:
-                    outcome, files = self._rules_attached(outcome.payload)
+                if isinstance(outcome.payload, outcomes.Rules) and self.letters.render:
+                    outcome, files = self.letters.rules_attached(outcome.payload)
                     attached += files
-            more = sum(len(_recipients(decision.state, n.to)) for n in notices)
+            more = sum(len(recipients_of(decision.state, n.to)) for n in notices)
             if queued + more > limits.mails_per_mail:
                 too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
                 over_mails = Outcome(too_many)
-                items.append(_item(line.line, over_mails))
+                items.append(item(line.line, over_mails))
                 facts.append(_fact(line, over_mails))
                 continue
             queued += more
@@ -577,7 +565,7 @@ class Referee:
                 outcome.code,
                 "" if outcome.ok else " (refused)",
             )
-            items.append(_item(line.line, outcome, line.meant))
+            items.append(item(line.line, outcome, line.meant))
             if not isinstance(line.command, Debate):
                 facts.append(_fact(line, outcome, payload if command is line.command else None))
             effects.extend(notices)
@@ -597,16 +585,16 @@ class Referee:
             other = waited[1] if len(waited) > 1 else ""
             last = today.empty + 1 >= limits.empty_replies_per_day
             upto = clock.tomorrow(at) if last else None
-            cut, cut_line = cut_at_top(mail.body)
+            cut, cut_at = cut_at_top(mail.body)
             nothing = outcomes.NoCommand(
-                hint=hint, other=other, next=upto, cut=cut, cut_line=cut_line
+                hint=hint, other=other, next=upto, cut=cut, cut_line=cut_at
             )
-            items.append(_item("", Outcome(nothing)))
-        self._keep_answer(work, mail, at, facts)
-        if archive is not None and (self.render or self.site is not None):
+            items.append(item("", Outcome(nothing)))
+        writing.keep_answer(work, mail, at, facts)
+        if archive is not None and (self.letters.render or self.site is not None):
             made, files = self._archive(work, state)
             attached += files
-            items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
+            items[archive] = item(items[archive]["line"], made, items[archive]["meant"])
         sent = self._reply(
             work, mail, at, state, items, confirm=bool(votes), attached=attached, unread=unread
         )
@@ -698,7 +686,7 @@ class Referee:
         sent = 0
         day = at.date().isoformat()
         if work.first_note_today(mail.sender, day, self.settings.limits.stranger_notes_per_day):
-            sent = self._reply(work, mail, at, state, [_item(join.line, refusal)])
+            sent = self._reply(work, mail, at, state, [item(join.line, refusal)])
         return Receipt(mail.message_id, InboundStatus.STRANGER, 1, 1, sent), state
 
     def _ask_confirmation(
@@ -734,37 +722,10 @@ class Referee:
         name = command.name if isinstance(command, AskToJoin) else (me.name if me else "")
         request = Pending(confirm.token(mail.dedupe_key, kind), kind, address, name, command.sender)
         work.add_pending(request, at)
-        self._mail_confirmation(work, mail, at, request)
+        writing.post(work, [self.letters.confirmation(mail, at, request)], at)
         if isinstance(command, MoveAddress):
             return Outcome(outcomes.AddressConfirmSent(new=address))
         return Outcome(outcomes.JoinConfirmSent(name=name))
-
-    def _mail_confirmation(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, request: Pending
-    ) -> None:
-        self.queued += 1
-        if not self.render:
-            return
-        game, address = self.settings.game.name, self.settings.game.address
-        rendered = self.renderer.render(
-            "confirm",
-            {"kind": request.kind, "name": request.name, "new": request.address},
-        )
-        thread = Thread.verify(request.token)
-        envelope = outgoing.Envelope(
-            game=game,
-            address=address,
-            recipient=request.address,
-            recipient_name=request.name,
-            message_id=outgoing.thread_message_id(game, address, thread, mail.dedupe_key),
-            at=at,
-            auto="auto-replied",
-            in_reply_to=mail.thread_id if request.kind == "join" else "",
-            references=(mail.thread_id,) if request.kind == "join" else (),
-        )
-        work.enqueue(
-            envelope.message_id, request.address, "confirm", outgoing.build(rendered, envelope), at
-        )
 
     def _confirmed(
         self,
@@ -790,7 +751,7 @@ class Referee:
             state = decision.state
         log.info("mail %s: %s confirmed -> %s", _Shown(mail.message_id), spell, outcome.code)
         line = f"{spell} {pending.name if pending.kind == 'join' else pending.address}"
-        sent = self._reply(work, mail, at, state, [_item(line, outcome)])
+        sent = self._reply(work, mail, at, state, [item(line, outcome)])
         if outcome.ok:
             sent += self._emit(work, notices, at, state, inbound=mail.dedupe_key)
         refused = 0 if outcome.ok else 1
@@ -813,12 +774,12 @@ class Referee:
         if verdict.check == "header_length":  # the reply never carries the over-long subject
             mail = replace(mail, subject="")
         if verdict.answer is Answer.REPLY and verdict.outcome is not None:
-            sent = self._reply(work, mail, at, intake.state, [_item("", verdict.outcome)])
+            sent = self._reply(work, mail, at, intake.state, [item("", verdict.outcome)])
         elif verdict.answer is Answer.STRANGER:
             if work.first_note_today(mail.sender, day, notes):
-                sent = self._note(work, mail, at, "stranger")
+                sent = writing.post(work, [self.letters.note(mail, at, "stranger")], at)
         elif verdict.answer is Answer.NOTE and work.first_note_today(mail.sender, day, notes):
-            sent = self._note(work, mail, at, "unbelieved")
+            sent = writing.post(work, [self.letters.note(mail, at, "unbelieved")], at)
         refused = 0 if verdict.status in (InboundStatus.IGNORED, InboundStatus.STRANGER) else 1
         return Receipt(mail.message_id, verdict.status, 0, refused, sent)
 
@@ -852,41 +813,11 @@ class Referee:
     ) -> int:
         """The notice of a bounced mail, to the operator or the King: once per player a day
         (its Message-ID names the player and the day, and the outbox has each id once)."""
-        told = self.settings.operator or state.king or self.settings.king.email
-        player = state.player(returned.recipient)
-        assert player is not None
-        game, address = self.settings.game.key, self.settings.game.address
-        day = at.astimezone(UTC).date().isoformat()
-        message_id = outgoing.message_id(game, address, BOUNCE_NOTICE, player.email, day)
+        message_id = letters.bounce_message_id(self.settings, at, returned.recipient)
         if work.sent_mail([message_id]):
             return 0  # told today already
-        self.queued += 1
-        if not self.render:
-            return 1
-        king = state.player(told)
-        original = parse_message(returned.raw, headers_only=True)  # the referee's own mail
-        rendered = self.renderer.render(
-            BOUNCE_NOTICE,
-            {
-                "player": player.name,
-                "email": player.email,
-                "subject": original.subject,
-                "sent_at": original.date or at,
-                "status": status,
-                "operator": king is None or king.email != state.king,
-            },
-        )
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=address,
-            recipient=told,
-            recipient_name=king.name if king is not None else "",
-            message_id=message_id,
-            at=at,
-            auto="auto-generated",
-        )
-        work.enqueue(message_id, told, BOUNCE_NOTICE, outgoing.build(rendered, envelope), at)
-        return 1
+        notice = self.letters.bounce_notice(at, state, returned, status, message_id)
+        return writing.post(work, [notice], at)
 
     def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
         """The command lines of the referee's own mail in the thread this mail answers that the
@@ -959,7 +890,7 @@ class Referee:
         # the reply names the words by their first line that is more than "Hi Carla,"
         talk = [line for line in text.splitlines() if line.strip()]
         shown = first_words(next((t for t in talk if not courtesy(t, own, others)), text))
-        shown = shown if len(shown) <= 72 else _at_word(shown, 71) + "…"
+        shown = shown if len(shown) <= 72 else at_word(shown, 71) + "…"
         return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
 
     def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
@@ -1001,7 +932,7 @@ class Referee:
         if command is None:
             return []
         if isinstance(command, GiveRuling) and not command.text:  # the judge's yes to the draft
-            command = replace(command, text=self._draft_text(state, command.appeal))
+            command = replace(command, text=self.letters.draft_text(state, command.appeal))
         spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
         meant = spell(command, self.settings.game.language)
         lines = mail.own_words.split("\n")
@@ -1009,75 +940,7 @@ class Referee:
         span = (first, first + 1)
         return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant, span=span)]
 
-    # ----- outgoing mail --------------------------------------------------------------------
-
-    def _reply(
-        self,
-        work: UnitOfWork,
-        mail: InboundMail,
-        at: datetime,
-        state: GameState,
-        items: list[dict[str, Any]],
-        confirm: bool = False,
-        attached: tuple[outgoing.Attachment, ...] = (),
-        unread: Sequence[Hint] = (),
-    ) -> int:
-        """The one reply; its Message-ID names the answer (`answer-<token>`, an APPEAL in
-        reply is about its decisions) or, with `confirm`, that it asks for a bare yes;
-        `attached`: the files it carries (ARCHIVE's); `unread`: the lines of the mail the
-        referee did not act on, quoted back at the end (the first UNREAD of them)."""
-        token = answer_token(mail)
-        self.queued += 1
-        if not self.render:
-            return 1
-        player = state.player(mail.sender)
-        name = player.name if player else mail.sender_name
-        rendered = self.renderer.render(
-            "reply",
-            {
-                "items": items,
-                "unread": [
-                    {"line": _cut_line(h.line), "hint": h.meant, "skipped": h.skipped}
-                    for h in unread[:UNREAD]
-                ],
-                "more": max(len(unread) - UNREAD, 0),
-                "subject": reply_subject(mail.subject),
-                "name": name,
-                "cites": mechanics.citations(state),
-                "late": _late(work, at, state),
-            },
-        )
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=self.settings.game.address,
-            recipient=mail.sender,
-            recipient_name=name,
-            message_id=outgoing.thread_message_id(
-                self.settings.game.key,
-                self.settings.game.address,
-                Thread.confirm(token) if confirm else Thread.answer(token),
-                "reply",
-                mail.dedupe_key,
-            ),
-            at=at,
-            auto="auto-replied",
-            in_reply_to=mail.thread_id,
-            references=(*mail.references[-10:], mail.thread_id),
-        )
-        raw = outgoing.build(rendered, envelope, attached)
-        work.enqueue(envelope.message_id, mail.sender, "reply", raw, at)
-        return 1
-
     # ----- appeals about the referee's own decisions (212) -----------------------------------
-
-    def _keep_answer(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, facts: list[dict[str, Any]]
-    ) -> None:
-        """Keep the decisions of this mail under its answer's token, for an APPEAL in reply."""
-        if facts:
-            kept = {"sender": mail.sender, "subject": mail.subject, "at": at.isoformat()}
-            text = json.dumps({**kept, "decisions": facts}, sort_keys=True)
-            work.keep_answer(answer_token(mail), mail.sender, text, at)
 
     def _about(self, work: UnitOfWork, mail: InboundMail, appeal: OpenAppeal) -> OpenAppeal:
         """An APPEAL in reply to one of the referee's answers is about its decision: the
@@ -1102,46 +965,6 @@ class Referee:
             subject=facts["subject"],
         )
         return replace(appeal, about=about)
-
-    def _draft_text(self, state: GameState, appeal_id: str) -> str:
-        """The referee's draft ruling, as the judge's yes publishes it (in the game's words)."""
-        appeal = state.appeal(appeal_id)
-        if appeal is None or appeal.about is None:
-            return ""
-        rendered = self.renderer.render(
-            "draft",
-            {
-                "appeal": {"id": appeal.id},
-                "decision": rulings.decided_data(state, appeal),
-                "cites": mechanics.citations(state),
-            },
-        )
-        return rendered.text.strip()
-
-    def _note(self, work: UnitOfWork, mail: InboundMail, at: datetime, kind: str) -> int:
-        """The short note to someone whose mail is not obeyed: a stranger, or mail in a
-        player's name that was not shown to come from him. It names nothing of the mail it
-        answers (no subject, no text), so it cannot carry a forger's words to anyone."""
-        self.queued += 1
-        if not self.render:
-            return 1
-        limit = self.settings.game.max_mail_bytes
-        rendered = self.renderer.render(kind, {"subject": "", "limit": f"{limit // 1_000_000} MB"})
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=self.settings.game.address,
-            recipient=mail.sender,
-            recipient_name="",
-            message_id=outgoing.message_id(
-                self.settings.game.key, self.settings.game.address, kind, mail.dedupe_key
-            ),
-            at=at,
-            auto="auto-replied",
-            in_reply_to="",  # not even its Message-ID goes back: a forger chooses that too
-            references=(),
-        )
-        work.enqueue(envelope.message_id, mail.sender, kind, outgoing.build(rendered, envelope), at)
-        return 1
 
     def _unreadable(self, raw: bytes, at: datetime, problem: intake.Unreadable) -> None:
         """Tell the sender of a mail that cannot be read (nested too deep, a body the parser
@@ -1178,7 +1001,6 @@ class Referee:
             elif not work.first_note_today(mail.sender, day, notes):
                 return
             work.name_link(self.link, self.head)
-            self.queued += 1
             log.info(
                 "mail %s from %s: unreadable (%s); %s",
                 _Shown(mail.message_id),
@@ -1186,29 +1008,35 @@ class Referee:
                 problem.reason.value,
                 "answered" if believed else "the short note sent",
             )
-            if not self.render:
-                return
-            rendered = self.renderer.render(
-                kind,
-                {
-                    "why": problem.reason.value,
-                    "limit": intake.MAX_PARTS,
-                    "name": player.name if believed and player is not None else "",
-                },
-            )
-            thread = mail.thread_id if believed else ""  # a stranger's Message-ID never goes back
-            envelope = outgoing.Envelope(
-                game=game.name,
-                address=game.address,
-                recipient=mail.sender,
-                recipient_name=player.name if believed and player is not None else "",
-                message_id=mid,
-                at=at,
-                auto="auto-replied",
-                in_reply_to=thread,
-                references=(thread,) if thread else (),
-            )
-            work.enqueue(mid, mail.sender, kind, outgoing.build(rendered, envelope), at)
+            told = self.letters.unreadable(mail, at, problem, player if believed else None, mid)
+            writing.post(work, [told], at)
+
+    def _reply(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        items: list[dict[str, Any]],
+        confirm: bool = False,
+        attached: tuple[outgoing.Attachment, ...] = (),
+        unread: Sequence[Hint] = (),
+    ) -> int:
+        """Queue the one reply to `mail` (`Letters.reply`)."""
+        late = writing.late(work, at, state)
+        made = self.letters.reply(mail, at, state, items, late, confirm, attached, unread)
+        return writing.post(work, [made], at)
+
+    def _emit(
+        self,
+        work: UnitOfWork,
+        effects: Sequence[Effect],
+        at: datetime,
+        state: GameState,
+        inbound: str | None,
+    ) -> int:
+        """Queue the notices among `effects`, one mail per recipient (`Letters.notices`)."""
+        return writing.post(work, self.letters.notices(effects, at, state, inbound), at)
 
     def _vouched(self, raw: bytes, sender: str) -> bool:
         """Whether a mail that cannot be read is believed to be its sender's: `[auth]
@@ -1219,109 +1047,6 @@ class Referee:
             return authenticate(raw, sender, auth, self.dns).ok
         except Exception:  # the headers defeat the check: not shown to be his
             return False
-
-    def _emit(
-        self,
-        work: UnitOfWork,
-        effects: Sequence[Effect],
-        at: datetime,
-        state: GameState,
-        inbound: str | None,
-    ) -> int:
-        """Render each notice once and queue one message per recipient (205). A notice that
-        carries the whole ruleset is never cut: past `[limits] ruleset_chars` its body keeps
-        what changed and the scores, and the whole mail goes with it as attached files."""
-        sent = 0
-        game, address = self.settings.game.name, self.settings.game.address
-        key = self.settings.game.key  # the Message-IDs' (the display name may change)
-        for index, effect in enumerate(effects):
-            if not isinstance(effect, Notice):
-                continue
-            recipients = _recipients(state, effect.to)
-            if not recipients:
-                continue
-            self.queued += len(recipients)
-            if not self.render:
-                sent += len(recipients)
-                continue
-            kind = f"notices/{effect.kind.value}"
-            rendered = self.renderer.render(kind, effect.data)
-            files: tuple[outgoing.Attachment, ...] = ()
-            longest = self.settings.limits.ruleset_chars
-            if effect.kind in WHOLE_RULESET and len(rendered.text) > longest:
-                files = self._ruleset_files(rendered)
-                names = tuple(f.filename for f in files)
-                rendered = self.renderer.render(kind, {**effect.data, "ruleset_files": names})
-            body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
-            thread = effect.thread
-            root = outgoing.thread_root(key, address, thread) if thread is not None else ""
-            table = self._table_headers(effect)
-            for player in recipients:
-                parts = (state.events, inbound or "", index, player.email)
-                envelope = outgoing.Envelope(
-                    game=game,
-                    address=address,
-                    recipient=player.email,
-                    recipient_name=player.name,
-                    message_id=outgoing.thread_message_id(key, address, thread, *parts)
-                    if thread is not None
-                    else outgoing.message_id(key, address, *parts),
-                    at=at,
-                    auto="auto-generated",
-                    in_reply_to=root,
-                    references=(root,) if root else (),
-                    **table,
-                )
-                work.enqueue(
-                    envelope.message_id,
-                    player.email,
-                    effect.kind.value,
-                    outgoing.build(body, envelope, files),
-                    at,
-                )
-                sent += 1
-        return sent
-
-    def _rules_attached(
-        self, rules: outcomes.Rules
-    ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
-        """RULES's answer (205 on demand): in the reply's body, or, when the ruleset is longer
-        than `[limits] ruleset_chars`, attached whole as the ruleset mail attaches it, the
-        answer naming the files."""
-        document = self.renderer.render("ruleset_file", rules.fields())
-        if len(document.text) <= self.settings.limits.ruleset_chars:
-            return Outcome(rules), ()
-        files = self._ruleset_files(document)
-        return Outcome(replace(rules, files=tuple(f.filename for f in files))), files
-
-    def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
-        """The mail that carries the whole ruleset, as it would have read in full (205): its
-        subject and text as a UTF-8 text file (as the archive's `ruleset.txt` gives them under
-        its header), and its HTML page, to open in a browser."""
-        name = self.renderer.word("ruleset", "files")
-        text = f"{whole.subject}\n\n{whole.text}"
-        return (
-            outgoing.Attachment(f"{name}.txt", 'text/plain; charset="utf-8"', text.encode()),
-            outgoing.Attachment(f"{name}.html", 'text/html; charset="utf-8"', whole.html.encode()),
-        )
-
-    def _table_headers(self, notice: Notice) -> dict[str, str]:
-        """Debate reads as the game's mailing list: the author's name on the game's address
-        (which passes the players' providers' DMARC) and the list headers (112)."""
-        if notice.kind not in (NoticeKind.DEBATE, NoticeKind.DEBATE_DIGEST):
-            return {}
-        game = self.settings.game
-        data = notice.data
-        author = str(data.get("author", ""))
-        number = data.get("proposal")
-        site = game.site_url
-        stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
-        return {
-            "from_name": f"{author} via {game.name}" if author else "",
-            "list_id": outgoing.list_id(game.name, game.key, game.address),
-            "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
-            "list_unsubscribe": stop,
-        }
 
 
 _SPEC_NAMES = {
@@ -1375,66 +1100,10 @@ def roster_difference(settings: Settings, state: GameState) -> list[str]:
     return lines
 
 
-def reply_subject(subject: str) -> str:
-    """`Re: <subject>`, once: the prefixes mail programs pile up (`Re: RE: Re:`, `R:`, `AW:`)
-    are taken off first, so a long exchange keeps one readable title."""
-    title = subject.strip()
-    while is_reply_subject(title):
-        title = REPLY_PREFIX.sub("", title, count=1).strip()
-    return f"Re: {title}" if title else ""
-
-
-def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:
-    if to == EVERYONE:
-        return list(state.active_players)
-    found: list[Player] = []
-    for email in to:
-        player = state.player(email)
-        if player is None:  # an applicant, or the address a player moved from
-            names = [r.name for r in state.requests if r.email == email]
-            player = Player(names[-1] if names else "", email, "")
-        found.append(player)
-    return found
-
-
 def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
     outcome = next(e for e in decision.effects if isinstance(e, Outcome))
     notices = [e for e in decision.effects if isinstance(e, Notice)]
     return outcome, notices
-
-
-QUOTED_LINE = 200
-
-
-def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
-    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7).
-
-    The player's line is quoted back whole up to QUOTED_LINE characters, then cut with "...":
-    a reply names the line it answers, it does not mirror a 5,000-digit number."""
-    return {
-        "line": _cut_line(line),
-        "meant": meant,
-        "ok": outcome.ok,
-        "code": outcome.code,
-        "data": dict(outcome.data),
-    }
-
-
-def answer_token(mail: InboundMail) -> str:
-    """The token of the referee's answer to `mail`, in its Message-ID's thread (212)."""
-    return confirm.token(mail.dedupe_key, "answer")
-
-
-def _cut_line(line: str) -> str:
-    return line if len(line) <= QUOTED_LINE else _at_word(line, QUOTED_LINE) + "..."
-
-
-def _at_word(text: str, width: int) -> str:
-    """`text` cut to at most `width` characters at a space, never inside a word (a single word
-    longer than that, a 5,000-digit number, is cut where it must be)."""
-    cut = text[:width]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > width // 2 else cut).rstrip()
 
 
 def _fact(
@@ -1449,7 +1118,7 @@ def _fact(
     else:
         data = logged if logged is not None else codec.event_to_data(command)
         shown = json.dumps(data, sort_keys=True)
-    return {"line": _cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
+    return {"line": cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
 
 
 def _answers(mail: InboundMail) -> bool:
@@ -1529,8 +1198,8 @@ def _agreeing(
     written = {_said(p) for p in parse_commands(mail.sender, "", unquoted)}
     plain_only = [p for p in parsed if p.span != (0, 0) and _said(p) not in seen]
     html_only = [p for p in shown if _said(p) not in written]
-    unseen = [_item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
-    unseen += [_item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
+    unseen = [item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
+    unseen += [item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
     return [p for p in parsed if p not in plain_only], unseen
 
 
@@ -1540,27 +1209,6 @@ _QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
 def _said(line: ParsedLine) -> str:
     """A command line as both parts would write it: case, accents and spacing aside."""
     return fold(" ".join(line.line.split()))
-
-
-def _late(work: UnitOfWork, at: datetime, state: GameState) -> dict[str, Any] | None:
-    """For the reply to a mail that took effect `LATE` or more after it was delivered (it
-    was read only after later events had been logged): both times, and those events, from
-    the chain, so a replay says the same: each deadline that closed a debate or a vote
-    (`clock.closed_at`), then how many others there were and when the last was."""
-    delivered = work.delivered
-    if delivered is None or at - delivered < LATE:
-        return None
-    reasons: list[dict[str, Any]] = []
-    others: list[datetime] = []
-    for kind, when in work.links_after(delivered):
-        passed = clock.closed_at(state, when) if kind == "tick" else None
-        if passed is None:
-            others.append(when)
-        else:
-            reasons.append({"what": passed.closed.value, "number": passed.number, "at": when})
-    if others or not reasons:  # an operator's change of the roster is logged, not chained
-        reasons.append({"what": "events", "count": len(others) or 1, "at": (others or [at])[-1]})
-    return {"delivered": delivered, "at": at, "reasons": reasons}
 
 
 def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:
@@ -1576,4 +1224,4 @@ def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
     """The lines no command took that read as a whole command (a vote in plain words, a
     misspelt keyword put right), each with the command it seems to mean, done on a bare yes."""
     meant = [h for h in hinted if h.confirm][:QUOTED]
-    return [_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))) for h in meant]
+    return [item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))) for h in meant]
