@@ -50,6 +50,7 @@ from referee.archive import Keeper
 from referee.config import ConfigError, Settings
 from referee.core import engine
 from referee.core.events import Enrol, MoveAddress, Outcome, Quit
+from referee.desk.logged import redact
 from referee.mail import intake, lmtp
 from referee.mail.auth import warning as auth_warning
 from referee.mail.imap import ImapError, ImapInbox
@@ -57,7 +58,7 @@ from referee.mail.maildir import MaildirInbox
 from referee.mail.sentbox import MaildirPostman
 from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import Postman, Tally
-from referee.service import Referee, redact
+from referee.service import Referee
 from referee.store.store import DatabaseDown, LostGame, Store, StoreError
 
 log = logging.getLogger("referee.run")

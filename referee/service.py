@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from referee import __version__, record, rulebook
-from referee.config import LimitsConfig, Settings
+from referee.config import Settings
 from referee.core import (
     chain,
     clock,
@@ -28,22 +27,14 @@ from referee.core import (
     procedure,
     roster,
 )
-from referee.core.debate import relayed_since
-from referee.core.engine import Decision
 from referee.core.events import (
-    Accuse,
-    ArchiveRequest,
     AskToJoin,
     Command,
-    Debate,
     Effect,
     Enrol,
-    GiveRuling,
     MoveAddress,
-    Notice,
     OpenAppeal,
     Outcome,
-    Query,
     Quit,
     Reason,
     Suggest,
@@ -51,57 +42,33 @@ from referee.core.events import (
 )
 from referee.core.model import Decided, GameState, Player
 from referee.core.rebuild import rebuild_from
-from referee.core.step import DAY
 from referee.core.threads import ThreadKind
-from referee.desk import bounces, confirm, letters, writing
-from referee.desk.debate import debate_thread, leftover, nearest_thread
-from referee.desk.echoes import copied, normalise, referee_thread
+from referee.desk import bounces, checks, confirm, deciding, letters, reading, writing
+from referee.desk.debate import nearest_thread
 from referee.desk.hints import (
     QUOTED,
     Hint,
-    corrected,
-    courtesy,
-    hints,
-    plain_vote,
-    whole,
 )
 from referee.desk.letters import BOUNCE_NOTICE as BOUNCE_NOTICE  # gallery's
-from referee.desk.letters import Letters, at_word, cut_line, item, recipients_of
+from referee.desk.letters import Letters, item
+from referee.desk.logged import Redacted, Shown, redact
 from referee.desk.prompts import (
-    YES,
     awaited,
     expected,
-    first_words,
-    infer,
     spell,
     thread_of,
-    with_appeal,
 )
 from referee.desk.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.mail import intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup, authenticate
-from referee.mail.commands import (
-    REGISTRY,
-    ParsedLine,
-    ends_in_history,
-    fold,
-    parse_commands,
-    torn,
-)
 from referee.mail.parse import InboundMail, parse_message
-from referee.mail.quotes import cut_at_top, strip_reply
+from referee.mail.quotes import cut_at_top
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
 log = logging.getLogger("referee")
 STOPPED = "mail %s claiming to be from %s stopped by %s"  # the log line of a mail screened out
-
-
-def redact(address: str) -> str:
-    """a***@example.org: enough to follow a log, not enough to harvest addresses."""
-    local, at, domain = address.partition("@")
-    return f"{local[:1]}***{at}{domain}" if at else "***"
 
 
 def missing_game(store: Store, settings: Settings) -> str:
@@ -325,7 +292,7 @@ class Referee:
         at = max(clock.utc(at), self.last_at)
         self.advance(at)
         decision = engine.decide(self.state, event, at)
-        outcome, notices = _split(decision)
+        outcome, notices = deciding.split(decision)
         if outcome.ok:
             with self.store.unit(self.game_id) as work:
                 work.append_event(codec.event_to_data(event), at, None)
@@ -369,7 +336,7 @@ class Referee:
             if work.seen(mail):
                 # A copy of a mail already applied decides nothing: no link, so the chain is
                 # the same whether the inbox was read again (a restore, a crash) or not.
-                log.info("mail %s: duplicate, already applied", _Shown(mail.message_id))
+                log.info("mail %s: duplicate, already applied", Shown(mail.message_id))
                 return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             work.delivered = delivered
             receipt, state = self._handle(work, mail, raw, at, state, oversized)
@@ -379,8 +346,8 @@ class Referee:
         self.last_at = max(self.last_at, at)
         log.info(
             "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
-            _Shown(mail.message_id),
-            _Redacted(mail.sender),
+            Shown(mail.message_id),
+            Redacted(mail.sender),
             receipt.status,
             receipt.commands,
             receipt.refused,
@@ -420,7 +387,6 @@ class Referee:
         state: GameState,
         oversized: bool,
     ) -> tuple[Receipt, GameState]:
-        limits = self.settings.limits
         recorded = self.recorded.get(chain.mail_digest(raw)) if self.recorded else None
         intake = Intake(mail, raw, at, state, self.settings, self.dns, oversized, recorded)
         verdict = screen(intake, work)
@@ -433,174 +399,95 @@ class Referee:
                 return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
         today = intake.today(work)  # as `daily_allowance` found it
-        parsed = parse_commands(
-            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        said = reading.read(mail, state, self.settings, self.letters.draft_text)
+        for check in checks.MAIL_CHECKS:
+            refusal = check.check(said, today, self.settings.limits)
+            if refusal is not None:
+                return self._refused(work, mail, at, state, check.name, refusal), state
+        votes = [h.meant for h in said.hinted if h.confirm]  # kept for a bare yes
+        note = "" if said.lines or votes else Reason.NO_COMMAND.value
+        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(said.lines))
+        run = deciding.Run(
+            mail,
+            at,
+            state,
+            self.settings,
+            said,
+            ask=lambda now, request: self._ask_confirmation(work, mail, at, now, request),
+            about=lambda appeal: self._about(work, mail, appeal),
+            render=self.letters.render,
+            rules_attached=self.letters.rules_attached,
+            votes=votes,
         )
-        parsed, unseen = _agreeing(mail, parsed)
-        ignored = [
-            item(p.line, Outcome(outcomes.AttachedIgnored()))
-            for p in parse_commands(mail.sender, "", mail.attached)
-        ][:QUOTED]
-        refusal = _too_many(parsed, today, limits)
-        if refusal is not None:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
-            writing.keep_answer(work, mail, at, [_fact(p, refusal) for p in parsed])
-            sent = self._reply(work, mail, at, state, [item("", refusal)])
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
-        answered = confirmed = False
-        if unseen and not parsed:  # every command disagreed: say so, and read nothing else
-            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.PARTS_DISAGREE.value)
-            sent = self._reply(work, mail, at, state, unseen + ignored)
-            log.warning("mail %s: its text and HTML parts disagree", _Shown(mail.message_id))
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, len(unseen), sent), state
-        if not parsed:
-            parsed = self._answer_to_prompt(mail, state)
-            answered = bool(parsed)
-        if not parsed:
-            parsed = self._confirmation(mail, state)
-            answered = confirmed = bool(parsed)
-        parsed, hinted = self._with_debate(mail, state, parsed, answered)
-        votes = [h.meant for h in hinted if h.confirm]  # kept for a bare yes
-        language = self.settings.game.language
-        if not parsed and not votes and today.empty >= limits.empty_replies_per_day:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
-            # a loop: stop answering
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
-        note = "" if parsed or votes else Reason.NO_COMMAND.value
-        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
-        items: list[dict[str, Any]] = []
-        facts: list[dict[str, Any]] = []  # the decisions, kept for an APPEAL in reply (212)
-        effects: list[Effect] = []
-        # a mail that answers no mail quotes none of the referee's (no thread to look up)
-        echoes = self._echoes(mail, state) if parsed and _answers(mail) else frozenset()
-        queued = 1  # the reply
-        archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
-        questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
-        answer_size = 0  # characters of answers to questions in this reply (bounds its size)
-        attached: tuple[outgoing.Attachment, ...] = ()  # the files the reply carries
-        contradicted = torn(
-            parsed,
-            lambda p: (
-                bool(echoes) and not isinstance(p.command, Debate) and normalise(p.line) in echoes
-            ),
-        )
-        for index, line in enumerate(parsed):
-            if index in contradicted:  # two answers to one question: never chosen by order
-                asked_again = Outcome(outcomes.TwoAnswers(other=cut_line(contradicted[index])))
-                items.append(item(line.line, asked_again))
-                facts.append(_fact(line, asked_again))
-                continue
-            if line.command is None:
-                syntax = line.spec.syntax(language)
-                hint = corrected(line.line, line.spec.name, mail.sender)
-                if hint:  # "VOTE 301 YSE": the line put right is done on a bare yes
-                    votes.append(hint)
-                    meant = outcomes.ConfirmNeeded(meant=hint, form=syntax)
-                    items.append(item(line.line, Outcome(meant)))
-                    continue
-                wrong = outcomes.Syntax(syntax=syntax, problem=line.problem)
-                items.append(item(line.line, Outcome(wrong)))
-                continue
-            if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
-                request: AskToJoin | MoveAddress = line.command
-                asked = self._ask_confirmation(work, mail, at, state, request)
-                items.append(item(line.line, asked))
-                continue
-            if isinstance(line.command, Query):  # 50 x RULES: one ruleset, not fifty
-                question = (line.command.what, line.command.number, line.command.ref)
-                if question in questions:
-                    items.append(item(line.line, Outcome(outcomes.QueryRepeated())))
-                    continue
-                questions.add(question)
-            if isinstance(line.command, Debate):
-                capped = self._debate_cap(line.command, state, at)
-                if capped is not None:
-                    items.append(item(line.line, capped))
-                    continue
-            elif echoes and normalise(line.line) in echoes:
-                log.warning(
-                    "mail %s: %r repeats the referee's mail",
-                    _Shown(mail.message_id),
-                    line.line[:80],
-                )
-                where = echoes_where(mail, self.settings)
-                echoed = Outcome(outcomes.QuotedNotice(where=where))
-                items.append(item(line.line, echoed))
-                facts.append(_fact(line, echoed))
-                continue
-            command: Command = line.command
-            if isinstance(command, OpenAppeal):  # in reply to an answer: about its decision
-                command = self._about(work, mail, command)
-            if isinstance(command, OpenAppeal | Accuse):  # 212: beyond the day's, they wait
-                command = replace(
-                    command, per_day=limits.appeals_per_day, may_wait=limits.appeals_waiting
-                )
-            decision = engine.decide(state, command, at)
-            outcome, notices = _split(decision)
-            if isinstance(line.command, Query) and outcome.ok:
-                size = len(repr(outcome.data))  # the answer's text, near enough
-                if answer_size and answer_size + size > limits.answer_chars:
-                    filled = outcomes.AnswersFull(limit=f"{limits.answer_chars:,}")
-                    items.append(item(line.line, Outcome(filled)))
-                    continue
-                answer_size += size
-                if isinstance(outcome.payload, outcomes.Rules) and self.letters.render:
-                    outcome, files = self.letters.rules_attached(outcome.payload)
-                    attached += files
-            more = sum(len(recipients_of(decision.state, n.to)) for n in notices)
-            if queued + more > limits.mails_per_mail:
-                too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
-                over_mails = Outcome(too_many)
-                items.append(item(line.line, over_mails))
-                facts.append(_fact(line, over_mails))
-                continue
-            queued += more
-            payload = codec.event_to_data(command)
+        deciding.decide(run)
+        for payload in run.events:
             work.append_event(payload, at, mail.message_id)
-            state = decision.state
-            log.info(
-                "mail %s: %s -> %s%s",
-                _Shown(mail.message_id),
-                line.spec.name,
-                outcome.code,
-                "" if outcome.ok else " (refused)",
-            )
-            items.append(item(line.line, outcome, line.meant))
-            if not isinstance(line.command, Debate):
-                facts.append(_fact(line, outcome, payload if command is line.command else None))
-            effects.extend(notices)
-            if any(isinstance(e, ArchiveRequest) for e in decision.effects):
-                archive = len(items) - 1
-        items += _hint_items(hinted) + unseen + ignored
+        return self._answered(work, run, today)
+
+    def _refused(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        check: str,
+        refusal: checks.MailRefusal,
+    ) -> Receipt:
+        """Record and answer a mail a check of `checks.MAIL_CHECKS` refused whole."""
+        work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.note, refusal.counted)
+        writing.keep_answer(work, mail, at, list(refusal.facts))
+        sent = 0
+        if refusal.items is not None:  # None: a loop, no longer answered
+            sent = self._reply(work, mail, at, state, list(refusal.items))
+        if refusal.warning:
+            log.warning("mail %s: %s", Shown(mail.message_id), refusal.warning)
+        log.info("mail %s: refused by %s", Shown(mail.message_id), check)
+        return Receipt(mail.message_id, InboundStatus.REFUSED, 0, refusal.refused, sent)
+
+    def _answered(
+        self, work: UnitOfWork, run: deciding.Run, today: SenderDay
+    ) -> tuple[Receipt, GameState]:
+        """The reply to a mail decided line by line, and the notices its decisions send."""
+        mail, at, said, state = run.mail, run.at, run.said, run.state
+        hinted = list(said.hinted)
+        items = run.items + _hint_items(hinted) + list(said.unseen) + list(said.ignored)
         unread = [h for h in hinted if not h.confirm]  # quoted back: "I did not act on these"
-        if votes or confirmed:  # kept for a bare yes, or used by one
-            kept = Suggest(mail.sender, "\n".join(votes))
+        if run.votes or said.confirmed:  # kept for a bare yes, or used by one
+            kept = Suggest(mail.sender, "\n".join(run.votes))
             state = engine.decide(state, kept, at).state
             work.append_event(codec.event_to_data(kept), at, mail.message_id)
-        if not parsed and not votes:
-            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
-            guess = expected(state, mail.sender, thread, mail.own_words)
-            waited = awaited(state, mail.sender, thread, language) if guess is None else []
-            hint = spell(guess, language) if guess is not None else next(iter(waited), "")
-            other = waited[1] if len(waited) > 1 else ""
-            last = today.empty + 1 >= limits.empty_replies_per_day
-            upto = clock.tomorrow(at) if last else None
-            cut, cut_at = cut_at_top(mail.body)
-            nothing = outcomes.NoCommand(
-                hint=hint, other=other, next=upto, cut=cut, cut_line=cut_at
-            )
-            items.append(item("", Outcome(nothing)))
-        writing.keep_answer(work, mail, at, facts)
-        if archive is not None and (self.letters.render or self.site is not None):
+        if not said.lines and not run.votes:
+            items.append(item("", Outcome(self._no_command(mail, state, today, at))))
+        writing.keep_answer(work, mail, at, run.facts)
+        attached = run.attached
+        if run.archive is not None and (self.letters.render or self.site is not None):
             made, files = self._archive(work, state)
             attached += files
-            items[archive] = item(items[archive]["line"], made, items[archive]["meant"])
+            asked = items[run.archive]
+            items[run.archive] = item(asked["line"], made, asked["meant"])
         sent = self._reply(
-            work, mail, at, state, items, confirm=bool(votes), attached=attached, unread=unread
+            work, mail, at, state, items, confirm=bool(run.votes), attached=attached, unread=unread
         )
-        sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
+        sent += self._emit(work, run.effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
-        return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
+        receipt = Receipt(mail.message_id, InboundStatus.PROCESSED, len(said.lines), refused, sent)
+        return receipt, state
+
+    def _no_command(
+        self, mail: InboundMail, state: GameState, today: SenderDay, at: datetime
+    ) -> outcomes.NoCommand:
+        """The answer to a mail with no command: the one it seems to mean, or the ones the
+        game awaits of its sender, and when the day's answers to such mail run out."""
+        language, limits = self.settings.game.language, self.settings.limits
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
+        guess = expected(state, mail.sender, thread, mail.own_words)
+        waited = awaited(state, mail.sender, thread, language) if guess is None else []
+        hint = spell(guess, language) if guess is not None else next(iter(waited), "")
+        other = waited[1] if len(waited) > 1 else ""
+        last = today.empty + 1 >= limits.empty_replies_per_day
+        upto = clock.tomorrow(at) if last else None
+        cut, cut_at = cut_at_top(mail.body)
+        return outcomes.NoCommand(hint=hint, other=other, next=upto, cut=cut, cut_line=cut_at)
 
     def _archive(
         self, work: UnitOfWork, state: GameState
@@ -663,9 +550,7 @@ class Referee:
             and pending.address == mail.sender
             and confirm.bare_yes(mail.own_words)
         )
-        parsed = parse_commands(
-            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
-        )
+        parsed = reading.mail_commands(mail)
         join = next((p for p in parsed if p.spec.name == "join"), None)
         if not confirming and join is None:
             return None
@@ -744,12 +629,12 @@ class Referee:
         )
         spell = "JOIN" if pending.kind == "join" else "ADDRESS"
         decision = engine.decide(state, command, at)
-        outcome, notices = _split(decision)
+        outcome, notices = deciding.split(decision)
         if outcome.ok:
             work.append_event(codec.event_to_data(command), at, mail.message_id)
             work.confirmed(pending.token)
             state = decision.state
-        log.info("mail %s: %s confirmed -> %s", _Shown(mail.message_id), spell, outcome.code)
+        log.info("mail %s: %s confirmed -> %s", Shown(mail.message_id), spell, outcome.code)
         line = f"{spell} {pending.name if pending.kind == 'join' else pending.address}"
         sent = self._reply(work, mail, at, state, [item(line, outcome)])
         if outcome.ok:
@@ -764,9 +649,9 @@ class Referee:
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
                 STOPPED,
-                _Shown(mail.message_id),
-                _Redacted(mail.sender) if mail.sender else "nobody",
-                _Shown(verdict.stopped),
+                Shown(mail.message_id),
+                Redacted(mail.sender) if mail.sender else "nobody",
+                Shown(verdict.stopped),
             )
         sent = 0
         day = at.date().isoformat()
@@ -805,7 +690,7 @@ class Referee:
             note = f"bounce: of {returned.kind} to {redact(returned.recipient)}"
             sent = self._tell_of_bounce(work, at, state, returned, report.status)
         work.record_inbound(mail, at, InboundStatus.IGNORED, note)
-        log.warning("mail %s: %s%s", _Shown(mail.message_id), note, "; told" if sent else "")
+        log.warning("mail %s: %s%s", Shown(mail.message_id), note, "; told" if sent else "")
         return Receipt(mail.message_id, InboundStatus.IGNORED, 0, 0, sent)
 
     def _tell_of_bounce(
@@ -818,127 +703,6 @@ class Referee:
             return 0  # told today already
         notice = self.letters.bounce_notice(at, state, returned, status, message_id)
         return writing.post(work, [notice], at)
-
-    def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
-        """The command lines of the referee's own mail in the thread this mail answers that the
-        mail carries as part of a copy of that text (never a line typed among its own words)."""
-        game = self.settings.game
-        thread = referee_thread(
-            mail.references,
-            mail.in_reply_to,
-            game.key,
-            outgoing.domain_of(game.address),
-        )
-        return frozenset() if thread is None else copied(mail.own_words, state, thread)
-
-    def _with_debate(
-        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine], answered: bool
-    ) -> tuple[list[ParsedLine], list[Hint]]:
-        """The lines no command took: votes in plain words and near-commands are quoted back
-        (never relayed), and in a proposal's thread the rest goes to the table (112); a SAY
-        there is about that proposal. Outside a thread every such line is quoted back but a
-        greeting, a sign-off or the sender's own name."""
-        game = self.settings.game
-        thread = (
-            debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
-            if _answers(mail)
-            else None  # a mail that answers no mail talks in no thread
-        )
-        in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
-        number = thread.number if thread is not None and in_proposal else None
-        hinted: list[Hint] = []
-        # a bare answer to a prompt took its first line: the lines after it are quoted back
-        # like any others ("7" then "Nice one Carla!"); a bare yes that confirms takes all
-        if not answered or any(p.span != (0, 0) for p in parsed):
-            kept: list[ParsedLine] = []
-            for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
-                vote = plain_vote(p.line, number, game.language) if p.command is None else ""
-                if vote and p.span != (0, 0):
-                    hinted.append(Hint(p.span[0], p.line, vote, confirm=True))
-                else:
-                    kept.append(p)
-            parsed = kept
-            taken = [p.span for p in parsed] + [(h.index, h.index + 1) for h in hinted]
-            me = state.player(mail.sender)
-            own = (me.name, me.surname) if me is not None else (mail.sender_name,)
-            others = [p.name for p in state.players if p.email != mail.sender]
-            hinted += hints(
-                mail.own_words,
-                taken,
-                number,
-                thread is not None,
-                game.language,
-                mail.sender,
-                own,
-                others,
-            )
-            hinted = [_full_hint(h, state, mail.sender) for h in hinted]
-            hinted.sort(key=lambda h: h.index)
-        if thread is None:
-            return parsed, hinted
-        parsed = [
-            replace(p, command=replace(p.command, proposal=number))
-            if isinstance(p.command, Debate) and p.command.proposal is None
-            else p
-            for p in parsed
-        ]
-        held = [(h.index, h.index + 1) for h in hinted]
-        text = leftover(mail.own_words, [p.span for p in parsed] + held)
-        if not text or answered or (parsed and len(text.split()) <= SIGN_OFF_WORDS):
-            return parsed, hinted  # beside commands, a name or "thanks" alone is no debate
-        say = next(s for s in REGISTRY if s.name == "say")
-        # the reply names the words by their first line that is more than "Hi Carla,"
-        talk = [line for line in text.splitlines() if line.strip()]
-        shown = first_words(next((t for t in talk if not courtesy(t, own, others)), text))
-        shown = shown if len(shown) <= 72 else at_word(shown, 71) + "…"
-        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
-
-    def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
-        """A bare yes in reply to "this reads as VOTE 301 YES": the commands it confirms."""
-        game = self.settings.game
-        thread = nearest_thread(mail.references, mail.in_reply_to, game.key, game.address)
-        lines = state.suggestion_of(mail.sender)
-        words = mail.own_words.split()
-        if thread is None or thread.kind is not ThreadKind.CONFIRM or not lines or not words:
-            return []
-        if len(words) > 3 or fold(words[0]).strip(".,;:!") not in YES:
-            return []
-        said = first_words(mail.own_words)
-        return [
-            replace(p, line=said, meant=p.line, span=(0, 0))
-            for p in parse_commands(mail.sender, "", lines)
-        ]
-
-    def _debate_cap(self, debate: Debate, state: GameState, at: datetime) -> Outcome | None:
-        """112: words too long for the table, or an author past the day's relays."""
-        limits = self.settings.limits
-        if len(debate.text) > limits.debate_chars:
-            return Outcome(
-                outcomes.DebateTooLong(
-                    length=f"{len(debate.text):,}", limit=f"{limits.debate_chars:,}"
-                )
-            )
-        day = datetime.combine(at.date(), datetime.min.time(), tzinfo=UTC)
-        if relayed_since(state, debate.sender, day) >= limits.debates_per_day:
-            return Outcome(outcomes.DebateDailyLimit(limit=limits.debates_per_day, next=day + DAY))
-        return None
-
-    def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
-        """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
-        if thread is None:
-            return []
-        command = infer(state, mail.sender, thread, mail.own_words)
-        if command is None:
-            return []
-        if isinstance(command, GiveRuling) and not command.text:  # the judge's yes to the draft
-            command = replace(command, text=self.letters.draft_text(state, command.appeal))
-        spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
-        meant = spell(command, self.settings.game.language)
-        lines = mail.own_words.split("\n")
-        first = next(at for at, line in enumerate(lines) if line.strip())  # infer read it
-        span = (first, first + 1)
-        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant, span=span)]
 
     # ----- appeals about the referee's own decisions (212) -----------------------------------
 
@@ -1003,8 +767,8 @@ class Referee:
             work.name_link(self.link, self.head)
             log.info(
                 "mail %s from %s: unreadable (%s); %s",
-                _Shown(mail.message_id),
-                _Redacted(mail.sender),
+                Shown(mail.message_id),
+                Redacted(mail.sender),
                 problem.reason.value,
                 "answered" if believed else "the short note sent",
             )
@@ -1049,21 +813,6 @@ class Referee:
             return False
 
 
-_SPEC_NAMES = {
-    "Award": "award",
-    "Confirm": "confirm",
-    "Crown": "crown",
-    "NameChampion": "champion",
-    "NameWinner": "winner",
-    "Admit": "admit",
-    "GiveRuling": "ruling",
-}
-
-
-def _spec_for(command: object) -> str:
-    return _SPEC_NAMES.get(type(command).__name__, "")
-
-
 _NOT_FOR_STRANGERS = ("automatic", "single_sender", "player", "daily_allowance")
 
 
@@ -1098,126 +847,6 @@ def roster_difference(settings: Settings, state: GameState) -> list[str]:
         if player.email not in listed:
             lines.append(f"{player.name} <{player.email}> plays but is not in the config")
     return lines
-
-
-def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
-    outcome = next(e for e in decision.effects if isinstance(e, Outcome))
-    notices = [e for e in decision.effects if isinstance(e, Notice)]
-    return outcome, notices
-
-
-def _fact(
-    line: ParsedLine, outcome: Outcome, logged: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
-    the command read from it (as the event log writes it; `logged`: that command's data as
-    the log was just given it, not made again)."""
-    command = line.command
-    if command is None:
-        shown = ""
-    else:
-        data = logged if logged is not None else codec.event_to_data(command)
-        shown = json.dumps(data, sort_keys=True)
-    return {"line": cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
-
-
-def _answers(mail: InboundMail) -> bool:
-    """Whether the mail names a mail it answers (In-Reply-To or References): else it is in
-    no thread of the game's, and no thread need be looked for."""
-    return bool(mail.in_reply_to or mail.references)
-
-
-def _shown(message_id: str) -> str:
-    """A Message-ID fit for one log line: printable and short."""
-    if len(message_id) <= 200 and message_id.isprintable():
-        return message_id  # as nearly every one is: nothing to replace, nothing to cut
-    cleaned = "".join(c if c.isprintable() else "?" for c in message_id[:200])
-    return cleaned + ("..." if len(message_id) > 200 else "")
-
-
-class _Shown:
-    """`_shown` of a Message-ID, made only when a log line is written (`%s`): with logging
-    off, or below its level, the line costs no pass over the text (issue 19)."""
-
-    __slots__ = ("message_id",)
-
-    def __init__(self, message_id: str) -> None:
-        self.message_id = message_id
-
-    def __str__(self) -> str:
-        return _shown(self.message_id)
-
-
-class _Redacted:
-    """`redact` of an address, made only when a log line is written (see `_Shown`)."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-
-    def __str__(self) -> str:
-        return redact(self.address)
-
-
-def echoes_where(mail: InboundMail, settings: Settings) -> str:
-    game = settings.game
-    slug, domain = game.key, outgoing.domain_of(game.address)
-    thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
-    return thread.replace("-", " ") if thread else "the game's texts"
-
-
-_OPENS_APPEAL = ("appeal", "accuse")
-
-
-def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) -> Outcome | None:
-    """A mail asking more than one mail may: refused whole, with the limit it broke."""
-    appeals = sum(1 for p in parsed if p.spec.name in _OPENS_APPEAL)
-    if appeals > limits.appeals_per_mail:
-        return Outcome(outcomes.TooManyAppeals(count=appeals, limit=limits.appeals_per_mail))
-    if len(parsed) > limits.commands_per_mail:
-        return Outcome(outcomes.TooManyCommands(count=len(parsed), limit=limits.commands_per_mail))
-    if today.commands + len(parsed) > limits.commands_per_day:
-        return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
-    return None
-
-
-def _agreeing(
-    mail: InboundMail, parsed: list[ParsedLine]
-) -> tuple[list[ParsedLine], list[dict[str, Any]]]:
-    """The commands both parts of a text-and-HTML mail carry, and a refusal for each command
-    only one of them carries (the HTML part as the reader sees it: what it hides is not in
-    it). The Subject's command is in neither part and stands as it is."""
-    if mail.shown is None:
-        return parsed, []
-    shown = parse_commands(mail.sender, "", strip_reply(mail.shown))
-    seen = {_said(p) for p in shown}
-    # A line the text part holds anywhere, even in what it quotes, is no disagreement: clients
-    # mark quotes differently in the two parts, and a quote is never obeyed anyway.
-    unquoted = _QUOTE_MARKS.sub("", mail.body)
-    written = {_said(p) for p in parse_commands(mail.sender, "", unquoted)}
-    plain_only = [p for p in parsed if p.span != (0, 0) and _said(p) not in seen]
-    html_only = [p for p in shown if _said(p) not in written]
-    unseen = [item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
-    unseen += [item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
-    return [p for p in parsed if p not in plain_only], unseen
-
-
-_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
-
-
-def _said(line: ParsedLine) -> str:
-    """A command line as both parts would write it: case, accents and spacing aside."""
-    return fold(" ".join(line.line.split()))
-
-
-def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:
-    """A hint of AGREE or DISAGREE alone, written with the open appeal's id (DISAGREE A1):
-    then a whole command, done on a bare yes like the others."""
-    meant = with_appeal(hint.meant, state) if hint.meant else ""
-    if meant == hint.meant:
-        return hint
-    return replace(hint, meant=meant, confirm=whole(meant, sender))
 
 
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:

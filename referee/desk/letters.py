@@ -9,20 +9,21 @@ length, and the subject and thread of a reply.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from referee.config import Settings
-from referee.core import mechanics, outcomes, rulings
+from referee.core import codec, mechanics, outcomes, rulings
 from referee.core.events import EVERYONE, Effect, Notice, NoticeKind, Outcome
 from referee.core.model import GameState, Player
 from referee.core.threads import Thread
 from referee.desk import confirm
 from referee.desk.hints import UNREAD, Hint
 from referee.mail import intake, outgoing
-from referee.mail.commands import REPLY_PREFIX, is_reply_subject
+from referee.mail.commands import REPLY_PREFIX, ParsedLine, is_reply_subject
 from referee.mail.parse import InboundMail, parse_message
 from referee.mail.render import Rendered, Renderer
 from referee.store.store import Pending, SentMail
@@ -409,3 +410,18 @@ def at_word(text: str, width: int) -> str:
     cut = text[:width]
     space = cut.rfind(" ")
     return (cut[:space] if space > width // 2 else cut).rstrip()
+
+
+def fact(
+    line: ParsedLine, outcome: Outcome, logged: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
+    the command read from it (as the event log writes it; `logged`: that command's data as
+    the log was just given it, not made again)."""
+    command = line.command
+    if command is None:
+        shown = ""
+    else:
+        data = logged if logged is not None else codec.event_to_data(command)
+        shown = json.dumps(data, sort_keys=True)
+    return {"line": cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
