@@ -58,6 +58,7 @@ from referee.desk.prompts import (
     spell,
     thread_of,
 )
+from referee.desk.run import Run
 from referee.desk.screen import CHAIN, Answer, Intake, Verdict, screen
 from referee.mail import intake, outgoing
 from referee.mail.auth import Authentication, DnsLookup, authenticate
@@ -407,7 +408,7 @@ class Referee:
         votes = [h.meant for h in said.hinted if h.confirm]  # kept for a bare yes
         note = "" if said.lines or votes else Reason.NO_COMMAND.value
         work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(said.lines))
-        run = deciding.Run(
+        run = Run(
             mail,
             at,
             state,
@@ -444,9 +445,7 @@ class Referee:
         log.info("mail %s: refused by %s", Shown(mail.message_id), check)
         return Receipt(mail.message_id, InboundStatus.REFUSED, 0, refusal.refused, sent)
 
-    def _answered(
-        self, work: UnitOfWork, run: deciding.Run, today: SenderDay
-    ) -> tuple[Receipt, GameState]:
+    def _answered(self, work: UnitOfWork, run: Run, today: SenderDay) -> tuple[Receipt, GameState]:
         """The reply to a mail decided line by line, and the notices its decisions send."""
         mail, at, said, state = run.mail, run.at, run.said, run.state
         hinted = list(said.hinted)

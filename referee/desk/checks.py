@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from referee.config import LimitsConfig, Settings
 from referee.core import outcomes
@@ -32,13 +32,11 @@ from referee.desk.hints import corrected
 from referee.desk.letters import cut_line, fact, item
 from referee.desk.logged import Shown
 from referee.desk.reading import Said
+from referee.desk.run import Run
 from referee.mail import outgoing
 from referee.mail.commands import ParsedLine, torn
 from referee.mail.parse import InboundMail
 from referee.store.store import SenderDay
-
-if TYPE_CHECKING:
-    from referee.desk.deciding import Run
 
 _OPENS_APPEAL = ("appeal", "accuse")
 log = logging.getLogger("referee")
