@@ -175,7 +175,7 @@ class _Narrator:
 
     def __init__(self, service: Service, store: Store, echo: Echo) -> None:
         self.service, self.store, self.echo = service, store, echo
-        self.zone = service.referee.renderer.zone
+        self.zone = service.referee.letters.renderer.zone
         self.seen = max((r.id or 0 for r in store.outbox(service.referee.game_id)), default=0)
 
     def clock(self, at: datetime) -> str:

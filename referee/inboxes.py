@@ -29,12 +29,13 @@ from referee.config import Settings
 from referee.delivery.outbox import Tally
 from referee.delivery.sentbox import MaildirPostman
 from referee.delivery.smtp import Postman
+from referee.desk.logged import redact
 from referee.mail import intake, lmtp
 from referee.mail.imap import ImapError, ImapInbox
 from referee.mail.maildir import MaildirInbox
 from referee.mail.parse import dedupe_key
 from referee.ownership import LEASE_SECONDS, database_down, lease_now
-from referee.service import Referee, redact
+from referee.service import Referee
 from referee.store.store import DatabaseDown, LostGame, Store
 
 log = logging.getLogger("referee.run")

@@ -50,8 +50,10 @@ import tomli_w
 
 from referee.config import Settings
 from referee.core import chain
+from referee.core.model import GameState, RequestStatus
+from referee.core.rebuild import rebuild_from
 from referee.mail.parse import parse_message
-from referee.store.store import Store, StoreError
+from referee.store.store import Store, StoreError, UnitOfWork
 from referee.store.tables import OutboxStatus
 
 MAILBOX = "mail.mbox.gz"  # ARCHIVE's attachments, as the player saves them
@@ -136,6 +138,28 @@ def sent_path(out: Path) -> Path:
     return out.with_name(f"{out.name}.sent")
 
 
+def shared_mail(work: UnitOfWork, state: GameState) -> Callable[[bytes], bool]:
+    """Whether ARCHIVE shares a message the chain holds whole (213): a player's mail to the
+    game as themselves, and the request to join and its confirmation of a newcomer the
+    King admitted (the confirmation mail told them so). Every other is withheld."""
+    keys = work.players_mail_keys()
+    keys |= work.joining_mail_keys(admitted(state))
+    return lambda raw: _dedupe_key(raw) in keys
+
+
+def admitted(state: GameState) -> list[str]:
+    """The addresses of the newcomers the King admitted (201): their joining mail is shared."""
+    return [r.email for r in state.requests if r.status is RequestStatus.ADMITTED]
+
+
+def _dedupe_key(raw: bytes) -> str:
+    """The dedupe key of a message the chain holds (as intake made it), or "" if unreadable."""
+    try:
+        return parse_message(raw, headers_only=True).dedupe_key
+    except Exception:  # a link's bytes were read once; nothing to match if they no longer are
+        return ""
+
+
 def export_mail(
     store: Store, settings: Settings, out: Path, sent: bool = False, players_only: bool = False
 ) -> Exported:
@@ -149,11 +173,10 @@ def export_mail(
     if game_id is None:
         raise StoreError(f"no game {settings.game.key!r} in the database: run init first")
     if players_only:
-        from referee.service import Referee  # the service reads this module: no cycle at load
-
-        referee = Referee(store, game_id, settings, render=False)
+        snapshot, seq = store.snapshot(game_id)
+        state = rebuild_from(snapshot, store.events(game_id, after=seq))
         with store.unit(game_id) as work:
-            shared = referee.shared_mail(work)
+            shared = shared_mail(work, state)
             entries, withheld = players_entries(work.mail_links(), shared, settings.game.language)
         _write(out, entries)
         return Exported(len(entries), withheld=withheld)

@@ -10,109 +10,66 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from referee import __version__, record, rulebook
-from referee.config import LimitsConfig, Settings
+from referee.config import Settings
 from referee.core import (
     chain,
     clock,
     codec,
     engine,
-    mechanics,
     outcomes,
     procedure,
     roster,
-    rulings,
 )
-from referee.core.appeals import crown_due
-from referee.core.debate import relayed_since
-from referee.core.engine import Decision
 from referee.core.events import (
-    EVERYONE,
-    Accuse,
-    ArchiveRequest,
     AskToJoin,
     Command,
-    Debate,
     Effect,
     Enrol,
-    GiveRuling,
     MoveAddress,
-    Notice,
-    NoticeKind,
     OpenAppeal,
     Outcome,
-    Query,
     Quit,
     Reason,
     Suggest,
     Tick,
 )
-from referee.core.model import Decided, GameState, Player, RequestStatus
-from referee.core.step import DAY, day_start
-from referee.core.threads import Thread, ThreadKind
-from referee.mail import bounces, confirm, intake, outgoing
-from referee.mail.auth import Authentication, DnsLookup, authenticate
-from referee.mail.commands import (
-    REGISTRY,
-    REPLY_PREFIX,
-    ParsedLine,
-    ends_in_history,
-    fold,
-    is_reply_subject,
-    parse_commands,
-    torn,
-)
-from referee.mail.debate import debate_thread, leftover, nearest_thread
-from referee.mail.echoes import copied, normalise, referee_thread
-from referee.mail.hints import (
+from referee.core.model import Decided, GameState, Player
+from referee.core.rebuild import rebuild_from
+from referee.core.threads import ThreadKind
+from referee.desk import bounces, checks, confirm, deciding, letters, reading, writing
+from referee.desk.debate import nearest_thread
+from referee.desk.hints import (
     QUOTED,
-    UNREAD,
     Hint,
-    corrected,
-    courtesy,
-    hints,
-    plain_vote,
-    whole,
 )
-from referee.mail.parse import InboundMail, parse_message
-from referee.mail.prompts import (
-    YES,
+from referee.desk.letters import BOUNCE_NOTICE as BOUNCE_NOTICE  # gallery's
+from referee.desk.letters import Letters, item
+from referee.desk.logged import Redacted, Shown, redact
+from referee.desk.prompts import (
     awaited,
     expected,
-    first_words,
-    infer,
     spell,
     thread_of,
-    with_appeal,
 )
-from referee.mail.quotes import cut_at_top, strip_reply
-from referee.mail.render import Rendered, Renderer
-from referee.screen import CHAIN, Answer, Intake, Verdict, screen
+from referee.desk.run import Run
+from referee.desk.screen import CHAIN, Answer, Intake, Verdict, screen
+from referee.mail import intake, lookalike, outgoing
+from referee.mail.auth import Authentication, DnsLookup, authenticate
+from referee.mail.parse import InboundMail, parse_message
+from referee.mail.quotes import cut_at_top
 from referee.store.store import Pending, SenderDay, SentMail, Store, StoreError, UnitOfWork
 from referee.store.tables import InboundStatus
 
-BOUNCE_NOTICE = "bounced"  # the outbox kind (and template) of the notice of a bounce
-# The notices that carry the whole ruleset (205): never cut, attached when too long for a body.
-WHOLE_RULESET = frozenset({NoticeKind.RULESET, NoticeKind.GAME_STARTED, NoticeKind.WELCOME})
 SIGN_OFF_WORDS = 3  # words beside commands that read as a sign-off, not as debate (112)
-# A mail that takes effect this much or more after its delivery (read after a later event was
-# logged) is told so in its reply; a smaller gap is the clocks' grain, not worth a word.
-LATE = timedelta(seconds=1)
 log = logging.getLogger("referee")
 STOPPED = "mail %s claiming to be from %s stopped by %s"  # the log line of a mail screened out
-
-
-def redact(address: str) -> str:
-    """a***@example.org: enough to follow a log, not enough to harvest addresses."""
-    local, at, domain = address.partition("@")
-    return f"{local[:1]}***{at}{domain}" if at else "***"
 
 
 def missing_game(store: Store, settings: Settings) -> str:
@@ -158,18 +115,6 @@ def initial_state(settings: Settings, started: datetime) -> GameState:
     return state
 
 
-def rebuild(initial: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
-    """The state from the event log alone: the log is the source of truth (213)."""
-    return rebuild_from(engine.start_game(initial, initial.started_at).state, events)
-
-
-def rebuild_from(state: GameState, events: Sequence[tuple[datetime, dict[str, Any]]]) -> GameState:
-    """A snapshot brought up to date with the events logged after it."""
-    for at, payload in events:
-        state = engine.decide(state, codec.event_from_data(payload), utc(at)).state
-    return state
-
-
 @dataclass(frozen=True)
 class Receipt:
     """What became of one inbound message, for the log and the caller."""
@@ -202,29 +147,29 @@ class Referee:
         self.settings = settings
         # A replay that only wants the final state counts the mail it would send but does not
         # render it; the decisions, and so the state, are the same either way.
-        self.render = render
         # Where ARCHIVE writes a record too large for a mail (213): the website's folder; a
         # replay sets its own (`replay --site`) or none
         self.site: Path | None = settings.game.site if settings.game.site_url else None
         self.withheld = 0  # stand-ins of withheld mail taken since this object was made
         # The links made by a stand-in of a mail that changed the game: a replay cannot follow
         self.unfollowed: list[int] = []
-        self.queued = 0  # mails decided since this object was made, rendered or not
         snapshot, seq = store.snapshot(game_id)
         self.state = rebuild_from(snapshot, store.events(game_id, after=seq))
         if self.state.name != settings.game.name:  # the display name was corrected: show it
             self.state = replace(self.state, name=settings.game.name)
         latest = store.last_event_at(game_id)
-        self.last_at = utc(latest) if latest is not None else self.state.started_at
+        self.last_at = clock.utc(latest) if latest is not None else self.state.started_at
         self.link, self.head = store.chain_head(game_id)  # the hash chain's last link (213)
         self._digested: tuple[GameState, str] | None = None
         self._digest = chain.StateDigest()  # repr(state)'s unchanged parts, kept (213)
-        self.renderer = Renderer(
-            settings.game.language,
-            settings.game.timezone,
-            settings.game.name,
-            settings.game.address,
-        )
+        # A replay that only wants the final state counts the mail it would send but does not
+        # render it; the decisions, and so the state, are the same either way.
+        self.letters = Letters(settings, render)
+
+    @property
+    def queued(self) -> int:
+        """Mails decided since this object was made, rendered or not."""
+        return self.letters.queued
 
     # ----- creating and opening games -------------------------------------------------------
 
@@ -234,7 +179,7 @@ class Referee:
     ) -> Referee:
         """A new game: the initial state, the opening mail to everyone, the first turn."""
         store.create_schema()
-        started = utc(started)
+        started = clock.utc(started)
         initial = initial_state(settings, started)
         game_id = store.create_game(
             settings.game.key,
@@ -319,13 +264,13 @@ class Referee:
 
     def advance(self, now: datetime) -> int:
         """Fire every deadline due by `now`, each in order and in its own transaction."""
-        now = utc(now)
+        now = clock.utc(now)
         fired = 0
         while True:
             due = engine.next_deadline(self.state)
             if due is None or due > now:
                 return fired
-            self._apply_tick(catch_up(self.state, due, now))
+            self._apply_tick(clock.catch_up(self.state, due, now))
             fired += 1
 
     def _apply_tick(self, at: datetime) -> None:
@@ -345,10 +290,10 @@ class Referee:
     def operate(self, event: Enrol | Quit | MoveAddress, at: datetime) -> Outcome:
         """An operator's change of the roster (`nomic-referee players`): an event of the log,
         announced to the table like the same change made by mail (201, 114)."""
-        at = max(utc(at), self.last_at)
+        at = max(clock.utc(at), self.last_at)
         self.advance(at)
         decision = engine.decide(self.state, event, at)
-        outcome, notices = _split(decision)
+        outcome, notices = deciding.split(decision)
         if outcome.ok:
             with self.store.unit(self.game_id) as work:
                 work.append_event(codec.event_to_data(event), at, None)
@@ -373,7 +318,7 @@ class Referee:
         read whole). A mail that cannot be read safely raises `Unreadable` (quarantine), once
         its sender has been told, when its headers name one to tell (`_unreadable`).
         """
-        delivered = utc(at)
+        delivered = clock.utc(at)
         at = max(delivered, self.last_at)
         size = max(size or 0, len(raw))
         oversized = size > self.settings.game.max_mail_bytes
@@ -392,7 +337,7 @@ class Referee:
             if work.seen(mail):
                 # A copy of a mail already applied decides nothing: no link, so the chain is
                 # the same whether the inbox was read again (a restore, a crash) or not.
-                log.info("mail %s: duplicate, already applied", _Shown(mail.message_id))
+                log.info("mail %s: duplicate, already applied", Shown(mail.message_id))
                 return Receipt(mail.message_id, InboundStatus.DUPLICATE)
             work.delivered = delivered
             receipt, state = self._handle(work, mail, raw, at, state, oversized)
@@ -402,8 +347,8 @@ class Referee:
         self.last_at = max(self.last_at, at)
         log.info(
             "mail %s from %s: %s, %d command(s), %d refused, %d mail(s) queued",
-            _Shown(mail.message_id),
-            _Redacted(mail.sender),
+            Shown(mail.message_id),
+            Redacted(mail.sender),
             receipt.status,
             receipt.commands,
             receipt.refused,
@@ -420,7 +365,7 @@ class Referee:
         mail caused events (a confirmed request to join the King has not admitted) cannot be
         followed, and its link is named in `unfollowed`. ValueError: not a stand-in."""
         held = record.read_stand_in(raw)
-        delivered = utc(at)
+        delivered = clock.utc(at)
         at = max(delivered, self.last_at)
         self.advance(at)
         with self.store.unit(self.game_id) as work:
@@ -443,7 +388,6 @@ class Referee:
         state: GameState,
         oversized: bool,
     ) -> tuple[Receipt, GameState]:
-        limits = self.settings.limits
         recorded = self.recorded.get(chain.mail_digest(raw)) if self.recorded else None
         intake = Intake(mail, raw, at, state, self.settings, self.dns, oversized, recorded)
         verdict = screen(intake, work)
@@ -456,186 +400,93 @@ class Referee:
                 return self._bounced(work, intake), state
             return self._refuse(work, intake, verdict), state
         today = intake.today(work)  # as `daily_allowance` found it
-        parsed = parse_commands(
-            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
+        said = reading.read(mail, state, self.settings, self.letters.draft_text)
+        for check in checks.MAIL_CHECKS:
+            refusal = check.check(said, today, self.settings.limits)
+            if refusal is not None:
+                return self._refused(work, mail, at, state, check.name, refusal), state
+        votes = [h.meant for h in said.hinted if h.confirm]  # kept for a bare yes
+        note = "" if said.lines or votes else Reason.NO_COMMAND.value
+        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(said.lines))
+        run = Run(
+            mail,
+            at,
+            state,
+            self.settings,
+            said,
+            ask=lambda now, request: self._ask_confirmation(work, mail, at, now, request),
+            about=lambda appeal: self._about(work, mail, appeal),
+            render=self.letters.render,
+            rules_attached=self.letters.rules_attached,
+            votes=votes,
         )
-        parsed, unseen = _agreeing(mail, parsed)
-        ignored = [
-            _item(p.line, Outcome(outcomes.AttachedIgnored()))
-            for p in parse_commands(mail.sender, "", mail.attached)
-        ][:QUOTED]
-        refusal = _too_many(parsed, today, limits)
-        if refusal is not None:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.code, len(parsed))
-            self._keep_answer(work, mail, at, [_fact(p, refusal) for p in parsed])
-            sent = self._reply(work, mail, at, state, [_item("", refusal)])
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, sent), state
-        answered = confirmed = False
-        if unseen and not parsed:  # every command disagreed: say so, and read nothing else
-            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.PARTS_DISAGREE.value)
-            sent = self._reply(work, mail, at, state, unseen + ignored)
-            log.warning("mail %s: its text and HTML parts disagree", _Shown(mail.message_id))
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, len(unseen), sent), state
-        if not parsed:
-            parsed = self._answer_to_prompt(mail, state)
-            answered = bool(parsed)
-        if not parsed:
-            parsed = self._confirmation(mail, state)
-            answered = confirmed = bool(parsed)
-        parsed, hinted = self._with_debate(mail, state, parsed, answered)
-        votes = [h.meant for h in hinted if h.confirm]  # kept for a bare yes
-        language = self.settings.game.language
-        if not parsed and not votes and today.empty >= limits.empty_replies_per_day:
-            work.record_inbound(mail, at, InboundStatus.REFUSED, Reason.NO_COMMAND.value)
-            # a loop: stop answering
-            return Receipt(mail.message_id, InboundStatus.REFUSED, 0, 1, 0), state
-        note = "" if parsed or votes else Reason.NO_COMMAND.value
-        work.record_inbound(mail, at, InboundStatus.PROCESSED, note, len(parsed))
-        items: list[dict[str, Any]] = []
-        facts: list[dict[str, Any]] = []  # the decisions, kept for an APPEAL in reply (212)
-        effects: list[Effect] = []
-        # a mail that answers no mail quotes none of the referee's (no thread to look up)
-        echoes = self._echoes(mail, state) if parsed and _answers(mail) else frozenset()
-        queued = 1  # the reply
-        archive: int | None = None  # the reply's item that asked for ARCHIVE (213)
-        questions: set[tuple[object, ...]] = set()  # the questions answered in this reply
-        answer_size = 0  # characters of answers to questions in this reply (bounds its size)
-        attached: tuple[outgoing.Attachment, ...] = ()  # the files the reply carries
-        contradicted = torn(
-            parsed,
-            lambda p: (
-                bool(echoes) and not isinstance(p.command, Debate) and normalise(p.line) in echoes
-            ),
-        )
-        for index, line in enumerate(parsed):
-            if index in contradicted:  # two answers to one question: never chosen by order
-                asked_again = Outcome(outcomes.TwoAnswers(other=_cut_line(contradicted[index])))
-                items.append(_item(line.line, asked_again))
-                facts.append(_fact(line, asked_again))
-                continue
-            if line.command is None:
-                syntax = line.spec.syntax(language)
-                hint = corrected(line.line, line.spec.name, mail.sender)
-                if hint:  # "VOTE 301 YSE": the line put right is done on a bare yes
-                    votes.append(hint)
-                    meant = outcomes.ConfirmNeeded(meant=hint, form=syntax)
-                    items.append(_item(line.line, Outcome(meant)))
-                    continue
-                wrong = outcomes.Syntax(syntax=syntax, problem=line.problem)
-                items.append(_item(line.line, Outcome(wrong)))
-                continue
-            if isinstance(line.command, AskToJoin | MoveAddress):  # confirmed by reply first
-                request: AskToJoin | MoveAddress = line.command
-                asked = self._ask_confirmation(work, mail, at, state, request)
-                items.append(_item(line.line, asked))
-                continue
-            if isinstance(line.command, Query):  # 50 x RULES: one ruleset, not fifty
-                question = (line.command.what, line.command.number, line.command.ref)
-                if question in questions:
-                    items.append(_item(line.line, Outcome(outcomes.QueryRepeated())))
-                    continue
-                questions.add(question)
-            if isinstance(line.command, Debate):
-                capped = self._debate_cap(line.command, state, at)
-                if capped is not None:
-                    items.append(_item(line.line, capped))
-                    continue
-            elif echoes and normalise(line.line) in echoes:
-                log.warning(
-                    "mail %s: %r repeats the referee's mail",
-                    _Shown(mail.message_id),
-                    line.line[:80],
-                )
-                where = echoes_where(mail, self.settings)
-                echoed = Outcome(outcomes.QuotedNotice(where=where))
-                items.append(_item(line.line, echoed))
-                facts.append(_fact(line, echoed))
-                continue
-            command: Command = line.command
-            if isinstance(command, OpenAppeal):  # in reply to an answer: about its decision
-                command = self._about(work, mail, command)
-            if isinstance(command, OpenAppeal | Accuse):  # 212: beyond the day's, they wait
-                command = replace(
-                    command, per_day=limits.appeals_per_day, may_wait=limits.appeals_waiting
-                )
-            decision = engine.decide(state, command, at)
-            outcome, notices = _split(decision)
-            if isinstance(line.command, Query) and outcome.ok:
-                size = len(repr(outcome.data))  # the answer's text, near enough
-                if answer_size and answer_size + size > limits.answer_chars:
-                    filled = outcomes.AnswersFull(limit=f"{limits.answer_chars:,}")
-                    items.append(_item(line.line, Outcome(filled)))
-                    continue
-                answer_size += size
-                if isinstance(outcome.payload, outcomes.Rules) and self.render:
-                    outcome, files = self._rules_attached(outcome.payload)
-                    attached += files
-            more = sum(len(_recipients(decision.state, n.to)) for n in notices)
-            if queued + more > limits.mails_per_mail:
-                too_many = outcomes.TooManyMails(queued=queued, limit=limits.mails_per_mail)
-                over_mails = Outcome(too_many)
-                items.append(_item(line.line, over_mails))
-                facts.append(_fact(line, over_mails))
-                continue
-            queued += more
-            payload = codec.event_to_data(command)
+        deciding.decide(run)
+        for payload in run.events:
             work.append_event(payload, at, mail.message_id)
-            state = decision.state
-            log.info(
-                "mail %s: %s -> %s%s",
-                _Shown(mail.message_id),
-                line.spec.name,
-                outcome.code,
-                "" if outcome.ok else " (refused)",
-            )
-            items.append(_item(line.line, outcome, line.meant))
-            if not isinstance(line.command, Debate):
-                facts.append(_fact(line, outcome, payload if command is line.command else None))
-            effects.extend(notices)
-            if any(isinstance(e, ArchiveRequest) for e in decision.effects):
-                archive = len(items) - 1
-        items += _hint_items(hinted) + unseen + ignored
+        return self._answered(work, run, today)
+
+    def _refused(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        check: str,
+        refusal: checks.MailRefusal,
+    ) -> Receipt:
+        """Record and answer a mail a check of `checks.MAIL_CHECKS` refused whole."""
+        work.record_inbound(mail, at, InboundStatus.REFUSED, refusal.note, refusal.counted)
+        writing.keep_answer(work, mail, at, list(refusal.facts))
+        sent = 0
+        if refusal.items is not None:  # None: a loop, no longer answered
+            sent = self._reply(work, mail, at, state, list(refusal.items))
+        if refusal.warning:
+            log.warning("mail %s: %s", Shown(mail.message_id), refusal.warning)
+        log.info("mail %s: refused by %s", Shown(mail.message_id), check)
+        return Receipt(mail.message_id, InboundStatus.REFUSED, 0, refusal.refused, sent)
+
+    def _answered(self, work: UnitOfWork, run: Run, today: SenderDay) -> tuple[Receipt, GameState]:
+        """The reply to a mail decided line by line, and the notices its decisions send."""
+        mail, at, said, state = run.mail, run.at, run.said, run.state
+        hinted = list(said.hinted)
+        items = run.items + _hint_items(hinted) + list(said.unseen) + list(said.ignored)
         unread = [h for h in hinted if not h.confirm]  # quoted back: "I did not act on these"
-        if votes or confirmed:  # kept for a bare yes, or used by one
-            kept = Suggest(mail.sender, "\n".join(votes))
+        if run.votes or said.confirmed:  # kept for a bare yes, or used by one
+            kept = Suggest(mail.sender, "\n".join(run.votes))
             state = engine.decide(state, kept, at).state
             work.append_event(codec.event_to_data(kept), at, mail.message_id)
-        if not parsed and not votes:
-            thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
-            guess = expected(state, mail.sender, thread, mail.own_words)
-            waited = awaited(state, mail.sender, thread, language) if guess is None else []
-            hint = spell(guess, language) if guess is not None else next(iter(waited), "")
-            other = waited[1] if len(waited) > 1 else ""
-            last = today.empty + 1 >= limits.empty_replies_per_day
-            upto = _tomorrow(at) if last else None
-            cut, cut_line = cut_at_top(mail.body)
-            nothing = outcomes.NoCommand(
-                hint=hint, other=other, next=upto, cut=cut, cut_line=cut_line
-            )
-            items.append(_item("", Outcome(nothing)))
-        self._keep_answer(work, mail, at, facts)
-        if archive is not None and (self.render or self.site is not None):
+        if not said.lines and not run.votes:
+            items.append(item("", Outcome(self._no_command(mail, state, today, at))))
+        writing.keep_answer(work, mail, at, run.facts)
+        attached = run.attached
+        if run.archive is not None and (self.letters.render or self.site is not None):
             made, files = self._archive(work, state)
             attached += files
-            items[archive] = _item(items[archive]["line"], made, items[archive]["meant"])
+            asked = items[run.archive]
+            items[run.archive] = item(asked["line"], made, asked["meant"])
         sent = self._reply(
-            work, mail, at, state, items, confirm=bool(votes), attached=attached, unread=unread
+            work, mail, at, state, items, confirm=bool(run.votes), attached=attached, unread=unread
         )
-        sent += self._emit(work, effects, at, state, inbound=mail.dedupe_key)
+        sent += self._emit(work, run.effects, at, state, inbound=mail.dedupe_key)
         refused = sum(1 for i in items if not i["ok"])
-        return Receipt(mail.message_id, InboundStatus.PROCESSED, len(parsed), refused, sent), state
+        receipt = Receipt(mail.message_id, InboundStatus.PROCESSED, len(said.lines), refused, sent)
+        return receipt, state
 
-    def shared_mail(
-        self, work: UnitOfWork, state: GameState | None = None
-    ) -> Callable[[bytes], bool]:
-        """Whether ARCHIVE shares a message the chain holds whole (213): a player's mail to the
-        game as themselves, and the request to join and its confirmation of a newcomer the
-        King admitted (the confirmation mail told them so). Every other is withheld."""
-        state = state or self.state
-        keys = work.players_mail_keys()
-        admitted = [r.email for r in state.requests if r.status is RequestStatus.ADMITTED]
-        keys |= work.joining_mail_keys(admitted)
-        return lambda raw: _dedupe_key(raw) in keys
+    def _no_command(
+        self, mail: InboundMail, state: GameState, today: SenderDay, at: datetime
+    ) -> outcomes.NoCommand:
+        """The answer to a mail with no command: the one it seems to mean, or the ones the
+        game awaits of its sender, and when the day's answers to such mail run out."""
+        language, limits = self.settings.game.language, self.settings.limits
+        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
+        guess = expected(state, mail.sender, thread, mail.own_words)
+        waited = awaited(state, mail.sender, thread, language) if guess is None else []
+        hint = spell(guess, language) if guess is not None else next(iter(waited), "")
+        other = waited[1] if len(waited) > 1 else ""
+        last = today.empty + 1 >= limits.empty_replies_per_day
+        upto = clock.tomorrow(at) if last else None
+        cut, cut_at = cut_at_top(mail.body)
+        return outcomes.NoCommand(hint=hint, other=other, next=upto, cut=cut, cut_line=cut_at)
 
     def _archive(
         self, work: UnitOfWork, state: GameState
@@ -647,7 +498,7 @@ class Referee:
         without a site, the refusal sends the player to the operator's `export-mail`. The reply
         names the record's last link and its head, the one `verify` must reach (the request's
         own link comes after it)."""
-        shared = self.shared_mail(work, state)
+        shared = record.shared_mail(work, state)
         made = record.archive_mbox(work.mail_links(), shared, self.settings.game.language)
         size = record.shown_size(len(made.packed))
         config = record.public_config(self.settings, state.started_at)
@@ -698,9 +549,7 @@ class Referee:
             and pending.address == mail.sender
             and confirm.bare_yes(mail.own_words)
         )
-        parsed = parse_commands(
-            mail.sender, mail.subject, mail.own_words, ends_in_history(mail.body, mail.own_words)
-        )
+        parsed = reading.mail_commands(mail)
         join = next((p for p in parsed if p.spec.name == "join"), None)
         if not confirming and join is None:
             return None
@@ -721,7 +570,7 @@ class Referee:
         sent = 0
         day = at.date().isoformat()
         if work.first_note_today(mail.sender, day, self.settings.limits.stranger_notes_per_day):
-            sent = self._reply(work, mail, at, state, [_item(join.line, refusal)])
+            sent = self._reply(work, mail, at, state, [item(join.line, refusal)])
         return Receipt(mail.message_id, InboundStatus.STRANGER, 1, 1, sent), state
 
     def _ask_confirmation(
@@ -757,37 +606,10 @@ class Referee:
         name = command.name if isinstance(command, AskToJoin) else (me.name if me else "")
         request = Pending(confirm.token(mail.dedupe_key, kind), kind, address, name, command.sender)
         work.add_pending(request, at)
-        self._mail_confirmation(work, mail, at, request)
+        writing.post(work, [self.letters.confirmation(mail, at, request)], at)
         if isinstance(command, MoveAddress):
             return Outcome(outcomes.AddressConfirmSent(new=address))
         return Outcome(outcomes.JoinConfirmSent(name=name))
-
-    def _mail_confirmation(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, request: Pending
-    ) -> None:
-        self.queued += 1
-        if not self.render:
-            return
-        game, address = self.settings.game.name, self.settings.game.address
-        rendered = self.renderer.render(
-            "confirm",
-            {"kind": request.kind, "name": request.name, "new": request.address},
-        )
-        thread = Thread.verify(request.token)
-        envelope = outgoing.Envelope(
-            game=game,
-            address=address,
-            recipient=request.address,
-            recipient_name=request.name,
-            message_id=outgoing.thread_message_id(game, address, thread, mail.dedupe_key),
-            at=at,
-            auto="auto-replied",
-            in_reply_to=mail.thread_id if request.kind == "join" else "",
-            references=(mail.thread_id,) if request.kind == "join" else (),
-        )
-        work.enqueue(
-            envelope.message_id, request.address, "confirm", outgoing.build(rendered, envelope), at
-        )
 
     def _confirmed(
         self,
@@ -800,20 +622,20 @@ class Referee:
         """The address said yes: the request becomes an event of the game."""
         work.record_inbound(mail, at, InboundStatus.PROCESSED, "confirmation", 1)
         command: Command = (
-            AskToJoin(mail.sender, pending.name)
+            lookalike.asking(state, mail.sender, pending.name)
             if pending.kind == "join"
             else MoveAddress(pending.old, pending.address)
         )
         spell = "JOIN" if pending.kind == "join" else "ADDRESS"
         decision = engine.decide(state, command, at)
-        outcome, notices = _split(decision)
+        outcome, notices = deciding.split(decision)
         if outcome.ok:
             work.append_event(codec.event_to_data(command), at, mail.message_id)
             work.confirmed(pending.token)
             state = decision.state
-        log.info("mail %s: %s confirmed -> %s", _Shown(mail.message_id), spell, outcome.code)
+        log.info("mail %s: %s confirmed -> %s", Shown(mail.message_id), spell, outcome.code)
         line = f"{spell} {pending.name if pending.kind == 'join' else pending.address}"
-        sent = self._reply(work, mail, at, state, [_item(line, outcome)])
+        sent = self._reply(work, mail, at, state, [item(line, outcome)])
         if outcome.ok:
             sent += self._emit(work, notices, at, state, inbound=mail.dedupe_key)
         refused = 0 if outcome.ok else 1
@@ -826,9 +648,9 @@ class Referee:
         if not verdict.believed or verdict.status is not InboundStatus.IGNORED:
             log.warning(
                 STOPPED,
-                _Shown(mail.message_id),
-                _Redacted(mail.sender) if mail.sender else "nobody",
-                _Shown(verdict.stopped),
+                Shown(mail.message_id),
+                Redacted(mail.sender) if mail.sender else "nobody",
+                Shown(verdict.stopped),
             )
         sent = 0
         day = at.date().isoformat()
@@ -836,12 +658,12 @@ class Referee:
         if verdict.check == "header_length":  # the reply never carries the over-long subject
             mail = replace(mail, subject="")
         if verdict.answer is Answer.REPLY and verdict.outcome is not None:
-            sent = self._reply(work, mail, at, intake.state, [_item("", verdict.outcome)])
+            sent = self._reply(work, mail, at, intake.state, [item("", verdict.outcome)])
         elif verdict.answer is Answer.STRANGER:
             if work.first_note_today(mail.sender, day, notes):
-                sent = self._note(work, mail, at, "stranger")
+                sent = writing.post(work, [self.letters.note(mail, at, "stranger")], at)
         elif verdict.answer is Answer.NOTE and work.first_note_today(mail.sender, day, notes):
-            sent = self._note(work, mail, at, "unbelieved")
+            sent = writing.post(work, [self.letters.note(mail, at, "unbelieved")], at)
         refused = 0 if verdict.status in (InboundStatus.IGNORED, InboundStatus.STRANGER) else 1
         return Receipt(mail.message_id, verdict.status, 0, refused, sent)
 
@@ -867,7 +689,7 @@ class Referee:
             note = f"bounce: of {returned.kind} to {redact(returned.recipient)}"
             sent = self._tell_of_bounce(work, at, state, returned, report.status)
         work.record_inbound(mail, at, InboundStatus.IGNORED, note)
-        log.warning("mail %s: %s%s", _Shown(mail.message_id), note, "; told" if sent else "")
+        log.warning("mail %s: %s%s", Shown(mail.message_id), note, "; told" if sent else "")
         return Receipt(mail.message_id, InboundStatus.IGNORED, 0, 0, sent)
 
     def _tell_of_bounce(
@@ -875,232 +697,13 @@ class Referee:
     ) -> int:
         """The notice of a bounced mail, to the operator or the King: once per player a day
         (its Message-ID names the player and the day, and the outbox has each id once)."""
-        told = self.settings.operator or state.king or self.settings.king.email
-        player = state.player(returned.recipient)
-        assert player is not None
-        game, address = self.settings.game.key, self.settings.game.address
-        day = at.astimezone(UTC).date().isoformat()
-        message_id = outgoing.message_id(game, address, BOUNCE_NOTICE, player.email, day)
+        message_id = letters.bounce_message_id(self.settings, at, returned.recipient)
         if work.sent_mail([message_id]):
             return 0  # told today already
-        self.queued += 1
-        if not self.render:
-            return 1
-        king = state.player(told)
-        original = parse_message(returned.raw, headers_only=True)  # the referee's own mail
-        rendered = self.renderer.render(
-            BOUNCE_NOTICE,
-            {
-                "player": player.name,
-                "email": player.email,
-                "subject": original.subject,
-                "sent_at": original.date or at,
-                "status": status,
-                "operator": king is None or king.email != state.king,
-            },
-        )
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=address,
-            recipient=told,
-            recipient_name=king.name if king is not None else "",
-            message_id=message_id,
-            at=at,
-            auto="auto-generated",
-        )
-        work.enqueue(message_id, told, BOUNCE_NOTICE, outgoing.build(rendered, envelope), at)
-        return 1
-
-    def _echoes(self, mail: InboundMail, state: GameState) -> frozenset[str]:
-        """The command lines of the referee's own mail in the thread this mail answers that the
-        mail carries as part of a copy of that text (never a line typed among its own words)."""
-        game = self.settings.game
-        thread = referee_thread(
-            mail.references,
-            mail.in_reply_to,
-            game.key,
-            outgoing.domain_of(game.address),
-        )
-        return frozenset() if thread is None else copied(mail.own_words, state, thread)
-
-    def _with_debate(
-        self, mail: InboundMail, state: GameState, parsed: list[ParsedLine], answered: bool
-    ) -> tuple[list[ParsedLine], list[Hint]]:
-        """The lines no command took: votes in plain words and near-commands are quoted back
-        (never relayed), and in a proposal's thread the rest goes to the table (112); a SAY
-        there is about that proposal. Outside a thread every such line is quoted back but a
-        greeting, a sign-off or the sender's own name."""
-        game = self.settings.game
-        thread = (
-            debate_thread(mail.references, mail.in_reply_to, game.key, game.address, state)
-            if _answers(mail)
-            else None  # a mail that answers no mail talks in no thread
-        )
-        in_proposal = thread is not None and thread.kind is ThreadKind.PROPOSAL
-        number = thread.number if thread is not None and in_proposal else None
-        hinted: list[Hint] = []
-        # a bare answer to a prompt took its first line: the lines after it are quoted back
-        # like any others ("7" then "Nice one Carla!"); a bare yes that confirms takes all
-        if not answered or any(p.span != (0, 0) for p in parsed):
-            kept: list[ParsedLine] = []
-            for p in parsed:  # "voto sì alla 301" starts like VOTO but is not its syntax
-                vote = plain_vote(p.line, number, game.language) if p.command is None else ""
-                if vote and p.span != (0, 0):
-                    hinted.append(Hint(p.span[0], p.line, vote, confirm=True))
-                else:
-                    kept.append(p)
-            parsed = kept
-            taken = [p.span for p in parsed] + [(h.index, h.index + 1) for h in hinted]
-            me = state.player(mail.sender)
-            own = (me.name, me.surname) if me is not None else (mail.sender_name,)
-            others = [p.name for p in state.players if p.email != mail.sender]
-            hinted += hints(
-                mail.own_words,
-                taken,
-                number,
-                thread is not None,
-                game.language,
-                mail.sender,
-                own,
-                others,
-            )
-            hinted = [_full_hint(h, state, mail.sender) for h in hinted]
-            hinted.sort(key=lambda h: h.index)
-        if thread is None:
-            return parsed, hinted
-        parsed = [
-            replace(p, command=replace(p.command, proposal=number))
-            if isinstance(p.command, Debate) and p.command.proposal is None
-            else p
-            for p in parsed
-        ]
-        held = [(h.index, h.index + 1) for h in hinted]
-        text = leftover(mail.own_words, [p.span for p in parsed] + held)
-        if not text or answered or (parsed and len(text.split()) <= SIGN_OFF_WORDS):
-            return parsed, hinted  # beside commands, a name or "thanks" alone is no debate
-        say = next(s for s in REGISTRY if s.name == "say")
-        # the reply names the words by their first line that is more than "Hi Carla,"
-        talk = [line for line in text.splitlines() if line.strip()]
-        shown = first_words(next((t for t in talk if not courtesy(t, own, others)), text))
-        shown = shown if len(shown) <= 72 else _at_word(shown, 71) + "…"
-        return [*parsed, ParsedLine(shown, say, Debate(mail.sender, text, number))], hinted
-
-    def _confirmation(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
-        """A bare yes in reply to "this reads as VOTE 301 YES": the commands it confirms."""
-        game = self.settings.game
-        thread = nearest_thread(mail.references, mail.in_reply_to, game.key, game.address)
-        lines = state.suggestion_of(mail.sender)
-        words = mail.own_words.split()
-        if thread is None or thread.kind is not ThreadKind.CONFIRM or not lines or not words:
-            return []
-        if len(words) > 3 or fold(words[0]).strip(".,;:!") not in YES:
-            return []
-        said = first_words(mail.own_words)
-        return [
-            replace(p, line=said, meant=p.line, span=(0, 0))
-            for p in parse_commands(mail.sender, "", lines)
-        ]
-
-    def _debate_cap(self, debate: Debate, state: GameState, at: datetime) -> Outcome | None:
-        """112: words too long for the table, or an author past the day's relays."""
-        limits = self.settings.limits
-        if len(debate.text) > limits.debate_chars:
-            return Outcome(
-                outcomes.DebateTooLong(
-                    length=f"{len(debate.text):,}", limit=f"{limits.debate_chars:,}"
-                )
-            )
-        day = datetime.combine(at.date(), datetime.min.time(), tzinfo=UTC)
-        if relayed_since(state, debate.sender, day) >= limits.debates_per_day:
-            return Outcome(outcomes.DebateDailyLimit(limit=limits.debates_per_day, next=day + DAY))
-        return None
-
-    def _answer_to_prompt(self, mail: InboundMail, state: GameState) -> list[ParsedLine]:
-        """A bare reply in a prompt's thread ("7" to an award prompt) is its answer."""
-        thread = thread_of(mail.references, mail.in_reply_to, self.settings.game.key)
-        if thread is None:
-            return []
-        command = infer(state, mail.sender, thread, mail.own_words)
-        if command is None:
-            return []
-        if isinstance(command, GiveRuling) and not command.text:  # the judge's yes to the draft
-            command = replace(command, text=self._draft_text(state, command.appeal))
-        spec = next(s for s in REGISTRY if s.build is not None and _spec_for(command) == s.name)
-        meant = spell(command, self.settings.game.language)
-        lines = mail.own_words.split("\n")
-        first = next(at for at, line in enumerate(lines) if line.strip())  # infer read it
-        span = (first, first + 1)
-        return [ParsedLine(first_words(mail.own_words), spec, command, meant=meant, span=span)]
-
-    # ----- outgoing mail --------------------------------------------------------------------
-
-    def _reply(
-        self,
-        work: UnitOfWork,
-        mail: InboundMail,
-        at: datetime,
-        state: GameState,
-        items: list[dict[str, Any]],
-        confirm: bool = False,
-        attached: tuple[outgoing.Attachment, ...] = (),
-        unread: Sequence[Hint] = (),
-    ) -> int:
-        """The one reply; its Message-ID names the answer (`answer-<token>`, an APPEAL in
-        reply is about its decisions) or, with `confirm`, that it asks for a bare yes;
-        `attached`: the files it carries (ARCHIVE's); `unread`: the lines of the mail the
-        referee did not act on, quoted back at the end (the first UNREAD of them)."""
-        token = answer_token(mail)
-        self.queued += 1
-        if not self.render:
-            return 1
-        player = state.player(mail.sender)
-        name = player.name if player else mail.sender_name
-        rendered = self.renderer.render(
-            "reply",
-            {
-                "items": items,
-                "unread": [
-                    {"line": _cut_line(h.line), "hint": h.meant, "skipped": h.skipped}
-                    for h in unread[:UNREAD]
-                ],
-                "more": max(len(unread) - UNREAD, 0),
-                "subject": reply_subject(mail.subject),
-                "name": name,
-                "cites": mechanics.citations(state),
-                "late": _late(work, at, state),
-            },
-        )
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=self.settings.game.address,
-            recipient=mail.sender,
-            recipient_name=name,
-            message_id=outgoing.thread_message_id(
-                self.settings.game.key,
-                self.settings.game.address,
-                Thread.confirm(token) if confirm else Thread.answer(token),
-                "reply",
-                mail.dedupe_key,
-            ),
-            at=at,
-            auto="auto-replied",
-            in_reply_to=mail.thread_id,
-            references=(*mail.references[-10:], mail.thread_id),
-        )
-        raw = outgoing.build(rendered, envelope, attached)
-        work.enqueue(envelope.message_id, mail.sender, "reply", raw, at)
-        return 1
+        notice = self.letters.bounce_notice(at, state, returned, status, message_id)
+        return writing.post(work, [notice], at)
 
     # ----- appeals about the referee's own decisions (212) -----------------------------------
-
-    def _keep_answer(
-        self, work: UnitOfWork, mail: InboundMail, at: datetime, facts: list[dict[str, Any]]
-    ) -> None:
-        """Keep the decisions of this mail under its answer's token, for an APPEAL in reply."""
-        if facts:
-            kept = {"sender": mail.sender, "subject": mail.subject, "at": at.isoformat()}
-            text = json.dumps({**kept, "decisions": facts}, sort_keys=True)
-            work.keep_answer(answer_token(mail), mail.sender, text, at)
 
     def _about(self, work: UnitOfWork, mail: InboundMail, appeal: OpenAppeal) -> OpenAppeal:
         """An APPEAL in reply to one of the referee's answers is about its decision: the
@@ -1125,46 +728,6 @@ class Referee:
             subject=facts["subject"],
         )
         return replace(appeal, about=about)
-
-    def _draft_text(self, state: GameState, appeal_id: str) -> str:
-        """The referee's draft ruling, as the judge's yes publishes it (in the game's words)."""
-        appeal = state.appeal(appeal_id)
-        if appeal is None or appeal.about is None:
-            return ""
-        rendered = self.renderer.render(
-            "draft",
-            {
-                "appeal": {"id": appeal.id},
-                "decision": rulings.decided_data(state, appeal),
-                "cites": mechanics.citations(state),
-            },
-        )
-        return rendered.text.strip()
-
-    def _note(self, work: UnitOfWork, mail: InboundMail, at: datetime, kind: str) -> int:
-        """The short note to someone whose mail is not obeyed: a stranger, or mail in a
-        player's name that was not shown to come from him. It names nothing of the mail it
-        answers (no subject, no text), so it cannot carry a forger's words to anyone."""
-        self.queued += 1
-        if not self.render:
-            return 1
-        limit = self.settings.game.max_mail_bytes
-        rendered = self.renderer.render(kind, {"subject": "", "limit": f"{limit // 1_000_000} MB"})
-        envelope = outgoing.Envelope(
-            game=self.settings.game.name,
-            address=self.settings.game.address,
-            recipient=mail.sender,
-            recipient_name="",
-            message_id=outgoing.message_id(
-                self.settings.game.key, self.settings.game.address, kind, mail.dedupe_key
-            ),
-            at=at,
-            auto="auto-replied",
-            in_reply_to="",  # not even its Message-ID goes back: a forger chooses that too
-            references=(),
-        )
-        work.enqueue(envelope.message_id, mail.sender, kind, outgoing.build(rendered, envelope), at)
-        return 1
 
     def _unreadable(self, raw: bytes, at: datetime, problem: intake.Unreadable) -> None:
         """Tell the sender of a mail that cannot be read (nested too deep, a body the parser
@@ -1201,37 +764,42 @@ class Referee:
             elif not work.first_note_today(mail.sender, day, notes):
                 return
             work.name_link(self.link, self.head)
-            self.queued += 1
             log.info(
                 "mail %s from %s: unreadable (%s); %s",
-                _Shown(mail.message_id),
-                _Redacted(mail.sender),
+                Shown(mail.message_id),
+                Redacted(mail.sender),
                 problem.reason.value,
                 "answered" if believed else "the short note sent",
             )
-            if not self.render:
-                return
-            rendered = self.renderer.render(
-                kind,
-                {
-                    "why": problem.reason.value,
-                    "limit": intake.MAX_PARTS,
-                    "name": player.name if believed and player is not None else "",
-                },
-            )
-            thread = mail.thread_id if believed else ""  # a stranger's Message-ID never goes back
-            envelope = outgoing.Envelope(
-                game=game.name,
-                address=game.address,
-                recipient=mail.sender,
-                recipient_name=player.name if believed and player is not None else "",
-                message_id=mid,
-                at=at,
-                auto="auto-replied",
-                in_reply_to=thread,
-                references=(thread,) if thread else (),
-            )
-            work.enqueue(mid, mail.sender, kind, outgoing.build(rendered, envelope), at)
+            told = self.letters.unreadable(mail, at, problem, player if believed else None, mid)
+            writing.post(work, [told], at)
+
+    def _reply(
+        self,
+        work: UnitOfWork,
+        mail: InboundMail,
+        at: datetime,
+        state: GameState,
+        items: list[dict[str, Any]],
+        confirm: bool = False,
+        attached: tuple[outgoing.Attachment, ...] = (),
+        unread: Sequence[Hint] = (),
+    ) -> int:
+        """Queue the one reply to `mail` (`Letters.reply`)."""
+        late = writing.late(work, at, state)
+        made = self.letters.reply(mail, at, state, items, late, confirm, attached, unread)
+        return writing.post(work, [made], at)
+
+    def _emit(
+        self,
+        work: UnitOfWork,
+        effects: Sequence[Effect],
+        at: datetime,
+        state: GameState,
+        inbound: str | None,
+    ) -> int:
+        """Queue the notices among `effects`, one mail per recipient (`Letters.notices`)."""
+        return writing.post(work, self.letters.notices(effects, at, state, inbound), at)
 
     def _vouched(self, raw: bytes, sender: str) -> bool:
         """Whether a mail that cannot be read is believed to be its sender's: `[auth]
@@ -1242,124 +810,6 @@ class Referee:
             return authenticate(raw, sender, auth, self.dns).ok
         except Exception:  # the headers defeat the check: not shown to be his
             return False
-
-    def _emit(
-        self,
-        work: UnitOfWork,
-        effects: Sequence[Effect],
-        at: datetime,
-        state: GameState,
-        inbound: str | None,
-    ) -> int:
-        """Render each notice once and queue one message per recipient (205). A notice that
-        carries the whole ruleset is never cut: past `[limits] ruleset_chars` its body keeps
-        what changed and the scores, and the whole mail goes with it as attached files."""
-        sent = 0
-        game, address = self.settings.game.name, self.settings.game.address
-        key = self.settings.game.key  # the Message-IDs' (the display name may change)
-        for index, effect in enumerate(effects):
-            if not isinstance(effect, Notice):
-                continue
-            recipients = _recipients(state, effect.to)
-            if not recipients:
-                continue
-            self.queued += len(recipients)
-            if not self.render:
-                sent += len(recipients)
-                continue
-            kind = f"notices/{effect.kind.value}"
-            rendered = self.renderer.render(kind, effect.data)
-            files: tuple[outgoing.Attachment, ...] = ()
-            longest = self.settings.limits.ruleset_chars
-            if effect.kind in WHOLE_RULESET and len(rendered.text) > longest:
-                files = self._ruleset_files(rendered)
-                names = tuple(f.filename for f in files)
-                rendered = self.renderer.render(kind, {**effect.data, "ruleset_files": names})
-            body = outgoing.Body(rendered, f"{key}|{state.events}|{inbound}|{index}")
-            thread = effect.thread
-            root = outgoing.thread_root(key, address, thread) if thread is not None else ""
-            table = self._table_headers(effect)
-            for player in recipients:
-                parts = (state.events, inbound or "", index, player.email)
-                envelope = outgoing.Envelope(
-                    game=game,
-                    address=address,
-                    recipient=player.email,
-                    recipient_name=player.name,
-                    message_id=outgoing.thread_message_id(key, address, thread, *parts)
-                    if thread is not None
-                    else outgoing.message_id(key, address, *parts),
-                    at=at,
-                    auto="auto-generated",
-                    in_reply_to=root,
-                    references=(root,) if root else (),
-                    **table,
-                )
-                work.enqueue(
-                    envelope.message_id,
-                    player.email,
-                    effect.kind.value,
-                    outgoing.build(body, envelope, files),
-                    at,
-                )
-                sent += 1
-        return sent
-
-    def _rules_attached(
-        self, rules: outcomes.Rules
-    ) -> tuple[Outcome, tuple[outgoing.Attachment, ...]]:
-        """RULES's answer (205 on demand): in the reply's body, or, when the ruleset is longer
-        than `[limits] ruleset_chars`, attached whole as the ruleset mail attaches it, the
-        answer naming the files."""
-        document = self.renderer.render("ruleset_file", rules.fields())
-        if len(document.text) <= self.settings.limits.ruleset_chars:
-            return Outcome(rules), ()
-        files = self._ruleset_files(document)
-        return Outcome(replace(rules, files=tuple(f.filename for f in files))), files
-
-    def _ruleset_files(self, whole: Rendered) -> tuple[outgoing.Attachment, ...]:
-        """The mail that carries the whole ruleset, as it would have read in full (205): its
-        subject and text as a UTF-8 text file (as the archive's `ruleset.txt` gives them under
-        its header), and its HTML page, to open in a browser."""
-        name = self.renderer.word("ruleset", "files")
-        text = f"{whole.subject}\n\n{whole.text}"
-        return (
-            outgoing.Attachment(f"{name}.txt", 'text/plain; charset="utf-8"', text.encode()),
-            outgoing.Attachment(f"{name}.html", 'text/html; charset="utf-8"', whole.html.encode()),
-        )
-
-    def _table_headers(self, notice: Notice) -> dict[str, str]:
-        """Debate reads as the game's mailing list: the author's name on the game's address
-        (which passes the players' providers' DMARC) and the list headers (112)."""
-        if notice.kind not in (NoticeKind.DEBATE, NoticeKind.DEBATE_DIGEST):
-            return {}
-        game = self.settings.game
-        data = notice.data
-        author = str(data.get("author", ""))
-        number = data.get("proposal")
-        site = game.site_url
-        stop = "DIBATTITO NIENTE" if game.language == "it" else "DEBATE NONE"
-        return {
-            "from_name": f"{author} via {game.name}" if author else "",
-            "list_id": outgoing.list_id(game.name, game.key, game.address),
-            "list_archive": f"{site}/proposals/{number}.html" if site and number else "",
-            "list_unsubscribe": stop,
-        }
-
-
-_SPEC_NAMES = {
-    "Award": "award",
-    "Confirm": "confirm",
-    "Crown": "crown",
-    "NameChampion": "champion",
-    "NameWinner": "winner",
-    "Admit": "admit",
-    "GiveRuling": "ruling",
-}
-
-
-def _spec_for(command: object) -> str:
-    return _SPEC_NAMES.get(type(command).__name__, "")
 
 
 _NOT_FOR_STRANGERS = ("automatic", "single_sender", "player", "daily_allowance")
@@ -1398,244 +848,8 @@ def roster_difference(settings: Settings, state: GameState) -> list[str]:
     return lines
 
 
-def reply_subject(subject: str) -> str:
-    """`Re: <subject>`, once: the prefixes mail programs pile up (`Re: RE: Re:`, `R:`, `AW:`)
-    are taken off first, so a long exchange keeps one readable title."""
-    title = subject.strip()
-    while is_reply_subject(title):
-        title = REPLY_PREFIX.sub("", title, count=1).strip()
-    return f"Re: {title}" if title else ""
-
-
-def _recipients(state: GameState, to: tuple[str, ...]) -> list[Player]:
-    if to == EVERYONE:
-        return list(state.active_players)
-    found: list[Player] = []
-    for email in to:
-        player = state.player(email)
-        if player is None:  # an applicant, or the address a player moved from
-            names = [r.name for r in state.requests if r.email == email]
-            player = Player(names[-1] if names else "", email, "")
-        found.append(player)
-    return found
-
-
-def _split(decision: Decision) -> tuple[Outcome, list[Notice]]:
-    outcome = next(e for e in decision.effects if isinstance(e, Outcome))
-    notices = [e for e in decision.effects if isinstance(e, Notice)]
-    return outcome, notices
-
-
-QUOTED_LINE = 200
-
-
-def _item(line: str, outcome: Outcome, meant: str = "") -> dict[str, Any]:
-    """One line of the reply; `meant` is how a bare answer to a prompt was read (AWARD 7).
-
-    The player's line is quoted back whole up to QUOTED_LINE characters, then cut with "...":
-    a reply names the line it answers, it does not mirror a 5,000-digit number."""
-    return {
-        "line": _cut_line(line),
-        "meant": meant,
-        "ok": outcome.ok,
-        "code": outcome.code,
-        "data": dict(outcome.data),
-    }
-
-
-def answer_token(mail: InboundMail) -> str:
-    """The token of the referee's answer to `mail`, in its Message-ID's thread (212)."""
-    return confirm.token(mail.dedupe_key, "answer")
-
-
-def _cut_line(line: str) -> str:
-    return line if len(line) <= QUOTED_LINE else _at_word(line, QUOTED_LINE) + "..."
-
-
-def _at_word(text: str, width: int) -> str:
-    """`text` cut to at most `width` characters at a space, never inside a word (a single word
-    longer than that, a 5,000-digit number, is cut where it must be)."""
-    cut = text[:width]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > width // 2 else cut).rstrip()
-
-
-def _fact(
-    line: ParsedLine, outcome: Outcome, logged: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """One decision of an answer, as kept for an APPEAL in reply: the line, its outcome and
-    the command read from it (as the event log writes it; `logged`: that command's data as
-    the log was just given it, not made again)."""
-    command = line.command
-    if command is None:
-        shown = ""
-    else:
-        data = logged if logged is not None else codec.event_to_data(command)
-        shown = json.dumps(data, sort_keys=True)
-    return {"line": _cut_line(line.line), "code": outcome.code, "ok": outcome.ok, "command": shown}
-
-
-def _dedupe_key(raw: bytes) -> str:
-    """The dedupe key of a message the chain holds (as intake made it), or "" if unreadable."""
-    try:
-        return parse_message(raw, headers_only=True).dedupe_key
-    except Exception:  # a link's bytes were read once; nothing to match if they no longer are
-        return ""
-
-
-def _answers(mail: InboundMail) -> bool:
-    """Whether the mail names a mail it answers (In-Reply-To or References): else it is in
-    no thread of the game's, and no thread need be looked for."""
-    return bool(mail.in_reply_to or mail.references)
-
-
-def _shown(message_id: str) -> str:
-    """A Message-ID fit for one log line: printable and short."""
-    if len(message_id) <= 200 and message_id.isprintable():
-        return message_id  # as nearly every one is: nothing to replace, nothing to cut
-    cleaned = "".join(c if c.isprintable() else "?" for c in message_id[:200])
-    return cleaned + ("..." if len(message_id) > 200 else "")
-
-
-class _Shown:
-    """`_shown` of a Message-ID, made only when a log line is written (`%s`): with logging
-    off, or below its level, the line costs no pass over the text (issue 19)."""
-
-    __slots__ = ("message_id",)
-
-    def __init__(self, message_id: str) -> None:
-        self.message_id = message_id
-
-    def __str__(self) -> str:
-        return _shown(self.message_id)
-
-
-class _Redacted:
-    """`redact` of an address, made only when a log line is written (see `_Shown`)."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, address: str) -> None:
-        self.address = address
-
-    def __str__(self) -> str:
-        return redact(self.address)
-
-
-def echoes_where(mail: InboundMail, settings: Settings) -> str:
-    game = settings.game
-    slug, domain = game.key, outgoing.domain_of(game.address)
-    thread = referee_thread(mail.references, mail.in_reply_to, slug, domain)
-    return thread.replace("-", " ") if thread else "the game's texts"
-
-
-_OPENS_APPEAL = ("appeal", "accuse")
-
-
-def _too_many(parsed: list[ParsedLine], today: SenderDay, limits: LimitsConfig) -> Outcome | None:
-    """A mail asking more than one mail may: refused whole, with the limit it broke."""
-    appeals = sum(1 for p in parsed if p.spec.name in _OPENS_APPEAL)
-    if appeals > limits.appeals_per_mail:
-        return Outcome(outcomes.TooManyAppeals(count=appeals, limit=limits.appeals_per_mail))
-    if len(parsed) > limits.commands_per_mail:
-        return Outcome(outcomes.TooManyCommands(count=len(parsed), limit=limits.commands_per_mail))
-    if today.commands + len(parsed) > limits.commands_per_day:
-        return Outcome(outcomes.DailyLimit(what="commands", limit=limits.commands_per_day))
-    return None
-
-
-def _agreeing(
-    mail: InboundMail, parsed: list[ParsedLine]
-) -> tuple[list[ParsedLine], list[dict[str, Any]]]:
-    """The commands both parts of a text-and-HTML mail carry, and a refusal for each command
-    only one of them carries (the HTML part as the reader sees it: what it hides is not in
-    it). The Subject's command is in neither part and stands as it is."""
-    if mail.shown is None:
-        return parsed, []
-    shown = parse_commands(mail.sender, "", strip_reply(mail.shown))
-    seen = {_said(p) for p in shown}
-    # A line the text part holds anywhere, even in what it quotes, is no disagreement: clients
-    # mark quotes differently in the two parts, and a quote is never obeyed anyway.
-    unquoted = _QUOTE_MARKS.sub("", mail.body)
-    written = {_said(p) for p in parse_commands(mail.sender, "", unquoted)}
-    plain_only = [p for p in parsed if p.span != (0, 0) and _said(p) not in seen]
-    html_only = [p for p in shown if _said(p) not in written]
-    unseen = [_item(p.line, Outcome(outcomes.PartsDisagree(where="plain"))) for p in plain_only]
-    unseen += [_item(p.line, Outcome(outcomes.PartsDisagree(where="html"))) for p in html_only]
-    return [p for p in parsed if p not in plain_only], unseen
-
-
-_QUOTE_MARKS = re.compile(r"(?m)^[ \t]*(?:>[ \t]?)+")
-
-
-def _said(line: ParsedLine) -> str:
-    """A command line as both parts would write it: case, accents and spacing aside."""
-    return fold(" ".join(line.line.split()))
-
-
-def _late(work: UnitOfWork, at: datetime, state: GameState) -> dict[str, Any] | None:
-    """For the reply to a mail that took effect `LATE` or more after it was delivered (it
-    was read only after later events had been logged): both times, and those events, from
-    the chain, so a replay says the same: each deadline that closed a debate or a vote
-    (`clock.closed_at`), then how many others there were and when the last was."""
-    delivered = work.delivered
-    if delivered is None or at - delivered < LATE:
-        return None
-    reasons: list[dict[str, Any]] = []
-    others: list[datetime] = []
-    for kind, when in work.links_after(delivered):
-        passed = clock.closed_at(state, when) if kind == "tick" else None
-        if passed is None:
-            others.append(when)
-        else:
-            reasons.append({"what": passed.closed.value, "number": passed.number, "at": when})
-    if others or not reasons:  # an operator's change of the roster is logged, not chained
-        reasons.append({"what": "events", "count": len(others) or 1, "at": (others or [at])[-1]})
-    return {"delivered": delivered, "at": at, "reasons": reasons}
-
-
-def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
-    """When to fire the deadline due at `due`, `now` being later (112, 213).
-
-    A deadline that only repeats daily reminders is fired at the latest repetition of any of
-    them before `now` and before the next real deadline (debate end, vote deadline, the crown
-    passing on): a referee that was off for days sends each kind of reminder once, the latest,
-    not one a day.
-    """
-    crown = crown_due(state) if state.deposed_at and state.crown_reminder_at else None
-    real = engine.next_deadline(replace(state, reminder_at=None, crown_reminder_at=crown))
-    if real is not None and real <= due:
-        return due
-    at = due
-    daily = [state.crown_reminder_at if crown else None, None if state.tie else state.reminder_at]
-    for first in (r for r in daily if r is not None and r <= now):
-        latest = first + (now - first) // DAY * DAY
-        while real is not None and latest >= real:
-            latest -= DAY
-        at = max(at, latest)
-    return at
-
-
-def utc(at: datetime) -> datetime:
-    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-
-
-def _tomorrow(at: datetime) -> datetime:
-    """Midnight UTC after `at`: when the daily limits start again."""
-    return day_start(at) + DAY
-
-
-def _full_hint(hint: Hint, state: GameState, sender: str) -> Hint:
-    """A hint of AGREE or DISAGREE alone, written with the open appeal's id (DISAGREE A1):
-    then a whole command, done on a bare yes like the others."""
-    meant = with_appeal(hint.meant, state) if hint.meant else ""
-    if meant == hint.meant:
-        return hint
-    return replace(hint, meant=meant, confirm=whole(meant, sender))
-
-
 def _hint_items(hinted: list[Hint]) -> list[dict[str, Any]]:
     """The lines no command took that read as a whole command (a vote in plain words, a
     misspelt keyword put right), each with the command it seems to mean, done on a bare yes."""
     meant = [h for h in hinted if h.confirm][:QUOTED]
-    return [_item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))) for h in meant]
+    return [item(h.line, Outcome(outcomes.ConfirmNeeded(meant=h.meant))) for h in meant]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.mail.bounces import read_bounce
+from referee.desk.bounces import read_bounce
 from tests.conftest import CONFIG
 from tests.helpers import ADA, BOB, mail
 

@@ -21,8 +21,9 @@ from referee.archive import Keeper
 from referee.archive.gitlog import log as gitlog
 from referee.config import Settings, load_settings
 from referee.core.model import DebateDelivery
+from referee.core.rebuild import rebuild
 from referee.replay import read_mbox, replay, write_mbox
-from referee.service import Referee, rebuild
+from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail

@@ -18,8 +18,8 @@ from email.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.desk.logged import shown as _shown
 from referee.mail import commands, parse, quotes
-from referee.service import _shown
 
 NAMES = ["From", "from", "To", "Cc", "CC", "Subject", "Date", "Content-Type", "DKIM-Signature"]
 VALUES = [

@@ -17,7 +17,8 @@ from referee.core.notices import JoinPrompt, Notice
 from referee.core.outcomes import Admitted, LookalikeNeedsWrittenYes, Outcome
 from referee.core.step import Decision
 from referee.core.threads import Thread
-from referee.mail import lookalike, prompts
+from referee.desk import prompts
+from referee.mail import lookalike
 from referee.service import Referee
 from tests.helpers import ADA, BOB, DAY, T0
 from tests.test_roster import EVE, join, last
@@ -112,7 +113,6 @@ def test_requests_without_a_look_alike_keep_their_record(referee: Referee) -> No
     assert "bare" not in codec.event_to_data(bare)
 
 
-@pytest.mark.xfail(strict=True, reason="the service builds its AskToJoin with lookalike.asking")
 def test_a_look_alike_joining_by_mail_is_named_to_the_king(referee: Referee) -> None:
     join(referee, "JOIN Ad\u0251 Lovelace", T0 + DAY / 24)
     assert "Look-alike" in plain(last(referee, "join_prompt", ADA))

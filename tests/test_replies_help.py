@@ -281,7 +281,7 @@ def test_a_flood_of_lines_is_counted_not_searched() -> None:
     """A mail of thousands of near-miss lines costs the referee little CPU (attacker's
     flood): only the first SEARCHED lines are looked at for the command they may mean, the
     rest are only counted as lines not acted on."""
-    from referee.mail.hints import SEARCHED, hints
+    from referee.desk.hints import SEARCHED, hints
 
     found = hints("VOTTE 301 NO\n" * (SEARCHED + 40), [], None, False, "en", BOB)
     assert len(found) == SEARCHED + 40

@@ -9,7 +9,8 @@ import pytest
 
 from referee.config import load_settings
 from referee.core.model import AppealStatus, Phase, Verdict
-from referee.service import Referee, rebuild
+from referee.core.rebuild import rebuild
+from referee.service import Referee
 from referee.store.store import Store
 from tests.conftest import write_config
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail

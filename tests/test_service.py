@@ -6,7 +6,8 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage
 
 from referee.core.model import Phase
-from referee.service import Referee, rebuild
+from referee.core.rebuild import rebuild
+from referee.service import Referee
 from tests.helpers import ADA, BOB, CARLA, DAY, T0, mail
 
 

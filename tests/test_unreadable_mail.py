@@ -158,7 +158,7 @@ def test_strangers_and_machines_get_at_most_the_days_short_note(
     text = text_of(message)
     assert "could not be read" in text and "more than 100 parts inside one another" in text
     assert "at most once a day" in text and SECRET not in note.raw.decode("ascii", "replace")
-    stranger = Referee.open(store, settings).renderer.render("stranger", {"subject": ""})
+    stranger = Referee.open(store, settings).letters.renderer.render("stranger", {"subject": ""})
     assert len(text) <= len(stranger.text)  # no longer than the note strangers get
 
     drop(settings, "5.tomorrow", deep(STRANGER, "<s3@elsewhere.example>"), at + timedelta(days=1))

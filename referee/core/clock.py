@@ -4,15 +4,16 @@ The debate's end opens the vote (202 (3)); the vote's deadline closes it (203); 
 the turn player, the King and the voters; the day's debate goes to who asked for a digest
 (112); a deposed King is reminded to crown a successor (213); at the turn of a UTC day the
 appeals that waited for it open (212). `next_deadline` says when the caller must send the next
-Tick; `closed_at` what a Tick fired at a given time closed (a mail read after it is told, 203,
-213).
+Tick, and `catch_up` when a referee that was off fires it; `closed_at` what a Tick fired at a
+given time closed (a mail read after it is told, 203, 213). `utc` and `tomorrow` are the
+desk's arithmetic of times.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from referee.core import blocks, notices
 from referee.core.appeals import crown_due, crown_successor_of, open_waiting
@@ -26,7 +27,7 @@ from referee.core.model import (
     ProposalStatus,
     replace,
 )
-from referee.core.step import DAY, Step
+from referee.core.step import DAY, Step, day_start
 from referee.core.threads import Thread
 from referee.core.turns import prompt_award
 from referee.core.voting import close_vote, everyone_voted, missing_voters
@@ -77,7 +78,7 @@ def closed_at(state: GameState, at: datetime) -> Passed | None:
     """What the Tick fired at `at` closed, read from any state after it: the debate on the
     proposal whose debate ended then and is over, or the vote on the proposal whose vote
     deadline it was and is decided (a real deadline fires at its own time, never later:
-    `service.catch_up`). None for a Tick that closed neither (a reminder, a digest, the crown
+    `catch_up`). None for a Tick that closed neither (a reminder, a digest, the crown
     passing on)."""
     for proposal in reversed(state.proposals):
         if proposal.debate_ends == at and proposal.status is not ProposalStatus.DEBATE:
@@ -171,3 +172,35 @@ def crown_deadline(step: Step) -> None:
         notices.CrownPrompt(reminder=True, due=due),
         thread=Thread.appeal(accusations[-1].id) if accusations else None,
     )
+
+
+def catch_up(state: GameState, due: datetime, now: datetime) -> datetime:
+    """When to fire the deadline due at `due`, `now` being later (112, 213).
+
+    A deadline that only repeats daily reminders is fired at the latest repetition of any of
+    them before `now` and before the next real deadline (debate end, vote deadline, the crown
+    passing on): a referee that was off for days sends each kind of reminder once, the latest,
+    not one a day.
+    """
+    crown = crown_due(state) if state.deposed_at and state.crown_reminder_at else None
+    real = next_deadline(replace(state, reminder_at=None, crown_reminder_at=crown))
+    if real is not None and real <= due:
+        return due
+    at = due
+    daily = [state.crown_reminder_at if crown else None, None if state.tie else state.reminder_at]
+    for first in (r for r in daily if r is not None and r <= now):
+        latest = first + (now - first) // DAY * DAY
+        while real is not None and latest >= real:
+            latest -= DAY
+        at = max(at, latest)
+    return at
+
+
+def utc(at: datetime) -> datetime:
+    """`at` in UTC; a naive time is taken to be UTC already."""
+    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def tomorrow(at: datetime) -> datetime:
+    """Midnight UTC after `at`: when the daily limits start again."""
+    return day_start(at) + DAY

@@ -20,10 +20,10 @@ from typing import Any
 from referee.config import Settings
 from referee.core import chain
 from referee.core.model import GameState
+from referee.core.rebuild import rebuild_from
 from referee.mail import intake
 from referee.mail.auth import Authentication
 from referee.replay import Archived
-from referee.service import rebuild_from
 from referee.store.store import Store
 from referee.store.tables import ChainRow, OutboxRow, OutboxStatus
 from referee.verify.mail import addressees, first_difference, json_object, subject, utc

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 
 from referee.core.threads import ThreadKind
+from referee.desk.prompts import YES, first_words
 from referee.mail.commands import fold
 from referee.mail.outgoing import thread_in
-from referee.mail.prompts import YES, first_words
 
 TOKEN_LENGTH = 16
 
