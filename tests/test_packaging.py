@@ -18,8 +18,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-IGNORED = (".git", ".venv", "venv", "__pycache__", "*.egg-info", "build", "dist", ".*_cache")
-IGNORED += ("nomic-demo", "*.db*")
+IGNORED = (".git", ".venv", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", "*.db")
 # setuptools' own ("WARNING ..."), distutils' ("warning: ...") and Python's ("...Warning: ...").
 # PYTHONDONTWRITEBYTECODE is dropped below: it is the environment's, and makes its own warning.
 WARNING = re.compile(r"^\s*(WARNING|warning:|\S*Warning:)")
