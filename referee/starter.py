@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from referee.config import Settings, slug
+from referee.mail.maildir import make_maildir
 from referee.mail.sentbox import open_sent
+from referee.private import private_database
 from referee.service import Referee
 from referee.store.store import Store, StoreError
 
@@ -141,10 +143,10 @@ class Initialised:
 
 def initialise(settings: Settings, started: datetime) -> Initialised:
     """Folders first (they can fail without a trace), then the game in the store, or nothing."""
-    for sub in ("new", "cur", "tmp"):
-        (settings.maildir / sub).mkdir(parents=True, exist_ok=True)
+    make_maildir(settings.maildir)
     if settings.smtp is None:
         open_sent(settings.sent)
+    private_database(settings.database_url)
     store = Store(settings.database_url)
     try:
         store.create_schema()

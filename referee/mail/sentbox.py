@@ -20,6 +20,7 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 
+from referee.mail.maildir import deliver, make_maildir
 from referee.mail.signing import Signer
 from referee.mail.smtp import CLAIM_BATCH, Tally, backoff
 from referee.store.store import Store
@@ -38,10 +39,8 @@ def subject_of(raw: bytes) -> str:
 
 
 def open_sent(path: Path) -> mailbox.Maildir:
-    """The sent Maildir, with new/, cur/ and tmp/ made when missing."""
-    for sub in ("new", "cur", "tmp"):
-        (path / sub).mkdir(parents=True, exist_ok=True)
-    return mailbox.Maildir(str(path), create=True)
+    """The sent Maildir, with new/, cur/ and tmp/ made when missing (mode 0700)."""
+    return mailbox.Maildir(str(make_maildir(path)), create=True)
 
 
 class MaildirPostman:
@@ -95,12 +94,12 @@ class MaildirPostman:
         return tally
 
     def _write(self, rows: list[OutboxRow], now: datetime, written: list[OutboxRow]) -> None:
-        box = open_sent(self.folder)
+        make_maildir(self.folder)
         for row in rows:
             assert row.id is not None
             if self.halt.is_set():
                 return
-            box.add(self.signer.sign(row.raw) if self.signer else row.raw)
+            deliver(self.folder, self.signer.sign(row.raw) if self.signer else row.raw, "sent")
             self.store.mark_outbox(
                 row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner
             )
