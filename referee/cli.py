@@ -349,7 +349,7 @@ def run(
     stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
     from referee.logs import configure
 
-    every = [settings_from(path) for path in config]
+    every = run_settings(config)
     configure(every[0].log, verbose, once)
     _token_warnings(every)
     moment = parse_time(now, "--now")
@@ -366,6 +366,16 @@ def run(
     finally:
         for store in stores.values():
             store.close()
+
+
+def run_settings(paths: list[Path]) -> list[Settings]:
+    """`run`'s configs; one it cannot use exits EXIT_CONFIG, on which systemd does not restart."""
+    from referee.config import EXIT_CONFIG
+
+    try:
+        return [settings_from(path) for path in paths]
+    except typer.Exit as exc:  # settings_from has said what is wrong, on one line
+        raise typer.Exit(EXIT_CONFIG) from exc
 
 
 def _token_warnings(every: list[Settings]) -> None:
@@ -518,7 +528,7 @@ def players(
     from referee.service import Referee
     from referee.store.store import Store
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=action != "list")  # the others send mail at once
     args = list(words or [])
     expected = {"list": 0, "add": 2, "remove": 1, "address": 2}
     if action not in expected:
@@ -1014,7 +1024,7 @@ def replay(
     from referee.replay import read_mail, undated
     from referee.replay import replay as run_replay
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # a throw-away game: no mail server
     stop = parse_time(until, "--until")
     mbox = _mail_source(mbox, "replay")
     if out is not None and out.exists() and not _replaceable(out):
@@ -1086,7 +1096,7 @@ def verify(
     naming the first divergence."""
     from referee.verify import verify as run_verify
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # reads mail and the database, sends none
     inbound = _mail_source(inbound, "verify")
     if sent is not None:
         sent = _mail_source(sent, "verify --sent")
