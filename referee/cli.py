@@ -732,6 +732,30 @@ def backup(
 
 
 @app.command()
+def prune(
+    config: ConfigArg,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="list what would be deleted; delete nothing")
+    ] = False,
+    now: Annotated[str | None, typer.Option(help="prune as at this ISO 8601 time")] = None,
+) -> None:
+    """Delete Processed mail and old backups as [retention] says (default: mail older than 90
+    days, all backups but the newest 14); quarantined mail is never deleted."""
+    from referee.operations.pruning import prune as run_prune
+
+    moment = parse_time(now, "--now") or datetime.now(UTC)
+    settings = settings_from(config)  # an IMAP Processed folder needs the IMAP password
+    with answers(settings, "prune"):
+        pruned = run_prune(settings, moment, dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    if pruned.where:
+        typer.echo(f"{verb} {counted(pruned.processed, 'mail')} from {pruned.where}")
+    for path in pruned.backups:
+        typer.echo(f"{verb} backup {path}")
+    typer.echo(f"{verb} {counted(len(pruned.backups), 'backup')}")
+
+
+@app.command()
 def restore(
     config: ConfigArg,
     file: Annotated[Path, typer.Argument(help="a file written by nomic-referee backup")],

@@ -161,6 +161,17 @@ class DkimConfig:
 
 
 @dataclass(frozen=True)
+class RetentionConfig:
+    """[retention]: what `nomic-referee prune` deletes. Mail in the Processed folder older than
+    `processed_days` (0: kept forever); of the backups in `backups_folder` (None: none), all
+    but the newest `backups`. Quarantined mail is never pruned: an operator must look at it."""
+
+    processed_days: int = 90
+    backups_folder: Path | None = None
+    backups: int = 14
+
+
+@dataclass(frozen=True)
 class LmtpConfig:
     """Direct delivery: `run` takes mail from the MTA over LMTP on address:port."""
 
@@ -210,6 +221,7 @@ class Settings:
     lmtp: LmtpConfig | None = None  # None: no LMTP listener
     operator: str = ""  # told when a player's mail bounces; "" for the King
     oauth2: OAuth2Config | None = None  # [oauth2], for [imap]/[smtp] auth = "oauth2"
+    retention: RetentionConfig = RetentionConfig()  # [retention], for `prune`
 
     @property
     def king(self) -> PlayerConfig:
@@ -231,6 +243,7 @@ _SECTIONS = {
     "dkim",
     "lmtp",
     "oauth2",
+    "retention",
 }
 
 
@@ -373,7 +386,18 @@ def _load(path: Path, secrets: bool) -> Settings:
         lmtp=lmtp,
         operator=_operator(data),
         oauth2=oauth2,
+        retention=_retention(data, written),
     )
+
+
+def _retention(data: dict[str, Any], folder: Path) -> RetentionConfig:
+    t = _table(data, "retention", {"processed_days", "backups_folder", "backups"}, "retention")
+    days = _int(t, "processed_days", "retention", 90)
+    kept = _int(t, "backups", "retention", 14)
+    if days < 0 or kept < 1:
+        raise ConfigError("[retention] processed_days must be 0 or more, backups 1 or more")
+    backups = _str(t, "backups_folder", "retention", "")
+    return RetentionConfig(days, _archive(backups, folder), kept)
 
 
 _SELECTOR = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})*")
