@@ -744,7 +744,9 @@ def prune(
     from referee.operations.pruning import prune as run_prune
 
     moment = parse_time(now, "--now") or datetime.now(UTC)
-    settings = settings_from(config)  # an IMAP Processed folder needs the IMAP password
+    settings = settings_from(config, secrets=False)
+    if settings.imap is not None and settings.retention.processed_days:
+        settings = settings_from(config)  # the IMAP Processed folder: the password is needed
     with answers(settings, "prune"):
         pruned = run_prune(settings, moment, dry_run)
     verb = "would delete" if dry_run else "deleted"
