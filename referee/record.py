@@ -51,6 +51,7 @@ import tomli_w
 from referee.config import Settings
 from referee.core import chain
 from referee.mail.parse import parse_message
+from referee.private import create_private
 from referee.store.store import Store, StoreError
 from referee.store.tables import OutboxStatus
 
@@ -174,7 +175,8 @@ def export_mail(
 
 def _write(path: Path, entries: Iterable[bytes]) -> None:
     partial = path.with_name(f".{path.name}.partial")
-    with partial.open("wb") as handle:
+    partial.unlink(missing_ok=True)
+    with create_private(partial) as handle:  # players' mail: mode 0600
         for entry in entries:
             handle.write(entry)
     partial.replace(path)

@@ -64,6 +64,8 @@ def test_what_the_referee_writes_is_private_whatever_the_umask(tmp_path: Path) -
     drop(game / "maildir", "PROPOSE ENACT\nBe kind.\nEND")
     cli("run", config, "--once", "--now", NOW)
     cli("backup", config, tmp_path / "backups" / "first.db")
+    cli("export-mail", config, "--out", tmp_path / "backups" / "record.mbox")
+    cli("outbox", config, "--export", tmp_path / "backups" / "outbox.mbox")
     made = {**modes(game / "maildir"), **modes(game / "sent"), **modes(game / "keys")}
     made |= {p: stat.S_IMODE(p.stat().st_mode) for p in game.glob("nomic.db*")}
     made |= modes(tmp_path / "backups")
@@ -71,7 +73,7 @@ def test_what_the_referee_writes_is_private_whatever_the_umask(tmp_path: Path) -
     processed = game / "maildir" / ".Processed" / "cur"
     made = {path: mode for path, mode in made.items() if path.parent != processed}
     assert len(list((game / "sent" / "new").iterdir())) == 10  # the opening, reply, proposal
-    assert {"nomic.db", "dkim.pem", "first.db", ".Processed", ".Quarantine"} <= {
+    assert {"nomic.db", "dkim.pem", "first.db", "record.mbox", "outbox.mbox", ".Processed"} <= {
         path.name for path in made
     }
     loose = {
