@@ -62,3 +62,17 @@ def private_database(url: str) -> None:
         create_private(path).close()
     except FileExistsError:  # made meanwhile by another process
         return
+
+
+def open_to_others(paths: list[Path]) -> list[tuple[Path, int]]:
+    """Of `paths` that exist, those other local users may read or enter (the mode's last
+    digit), with their modes: for `doctor`, which names the chmod that closes each."""
+    found = []
+    for path in paths:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o007:
+            found.append((path, mode))
+    return found

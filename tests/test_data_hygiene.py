@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from referee.config import ConfigError, load_settings
+from referee.doctor import examine
 from referee.private import private_database
 from tests.conftest import write_config
 
@@ -157,3 +158,19 @@ def test_a_read_only_config_folder_and_the_data_elsewhere(tmp_path: Path) -> Non
     assert sorted(p.name for p in config_folder.iterdir()) == ["game.toml"]
     assert {"nomic.db", "maildir", "sent", "dkim.pem"} <= {p.name for p in data.iterdir()}
     assert len(list((data / "sent" / "new").iterdir())) == 7  # the opening (6), the answer
+
+
+def test_doctor_names_what_other_users_may_read(tmp_path: Path) -> None:
+    game = tmp_path / "game"
+    game.mkdir(mode=0o700)
+    config = write_config(game)
+    cli("init", config)
+    settings = load_settings(config)
+    privacy = {c.name: c for c in examine(config, settings)}["privacy"]
+    assert privacy.status == "OK", privacy
+    (game / "nomic.db").chmod(0o644)
+    (game / "sent").chmod(0o755)
+    privacy = {c.name: c for c in examine(config, settings)}["privacy"]
+    assert privacy.status == "WARN" and "nomic.db (0644)" in privacy.detail
+    assert f"chmod 600 {game / 'nomic.db'}" in privacy.fix
+    assert f"chmod 700 {game / 'sent'}" in privacy.fix
