@@ -352,7 +352,7 @@ def run(
     stopping.defer()  # SIGTERM from here on: a clean stop after the mail in hand (exit 0)
     from referee.logs import configure
 
-    every = [settings_from(path) for path in config]
+    every = run_settings(config)
     configure(every[0].log, verbose, once)
     _token_warnings(every)
     moment = parse_time(now, "--now")
@@ -369,6 +369,16 @@ def run(
     finally:
         for store in stores.values():
             store.close()
+
+
+def run_settings(paths: list[Path]) -> list[Settings]:
+    """`run`'s configs; one it cannot use exits EXIT_CONFIG, on which systemd does not restart."""
+    from referee.config import EXIT_CONFIG
+
+    try:
+        return [settings_from(path) for path in paths]
+    except typer.Exit as exc:  # settings_from has said what is wrong, on one line
+        raise typer.Exit(EXIT_CONFIG) from exc
 
 
 def _token_warnings(every: list[Settings]) -> None:
@@ -521,7 +531,7 @@ def players(
     from referee.service import Referee
     from referee.store.store import Store
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=action != "list")  # the others send mail at once
     args = list(words or [])
     expected = {"list": 0, "add": 2, "remove": 1, "address": 2}
     if action not in expected:
@@ -722,6 +732,32 @@ def backup(
         typer.echo(
             f"backed up {counted(copied.games, 'game')} ({counted(copied.rows, 'row')}) to {file}"
         )
+
+
+@app.command()
+def prune(
+    config: ConfigArg,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="list what would be deleted; delete nothing")
+    ] = False,
+    now: Annotated[str | None, typer.Option(help="prune as at this ISO 8601 time")] = None,
+) -> None:
+    """Delete Processed mail and old backups as [retention] says (default: mail older than 90
+    days, all backups but the newest 14); quarantined mail is never deleted."""
+    from referee.operations.pruning import prune as run_prune
+
+    moment = parse_time(now, "--now") or datetime.now(UTC)
+    settings = settings_from(config, secrets=False)
+    if settings.imap is not None and settings.retention.processed_days:
+        settings = settings_from(config)  # the IMAP Processed folder: the password is needed
+    with answers(settings, "prune"):
+        pruned = run_prune(settings, moment, dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    if pruned.where:
+        typer.echo(f"{verb} {counted(pruned.processed, 'mail')} from {pruned.where}")
+    for path in pruned.backups:
+        typer.echo(f"{verb} backup {path}")
+    typer.echo(f"{verb} {counted(len(pruned.backups), 'backup')}")
 
 
 @app.command()
@@ -1014,7 +1050,7 @@ def replay(
     """Replay archived mail through a fresh game and print the final state (rule 213)."""
     from referee.operations.replaying import ReplayRefused, read_record, replay_record
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # a throw-away game: no mail server
     stop = parse_time(until, "--until")
     mbox = _mail_source(mbox, "replay")
     try:
@@ -1050,7 +1086,7 @@ def verify(
     naming the first divergence."""
     from referee.verify import verify as run_verify
 
-    settings = settings_from(config)
+    settings = settings_from(config, secrets=False)  # reads mail and the database, sends none
     inbound = _mail_source(inbound, "verify")
     if sent is not None:
         sent = _mail_source(sent, "verify --sent")

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
 from referee.core import params
+
+# `run`'s exit status for a config it cannot use (sysexits' EX_CONFIG): the systemd unit's
+# RestartPreventExitStatus= names it, since restarting every few seconds cannot mend a file.
+EXIT_CONFIG = 78
 
 
 class ConfigError(ValueError):
@@ -154,6 +161,17 @@ class DkimConfig:
 
 
 @dataclass(frozen=True)
+class RetentionConfig:
+    """[retention]: what `nomic-referee prune` deletes. Mail in the Processed folder older than
+    `processed_days` (0: kept forever); of the backups in `backups_folder` (None: none), all
+    but the newest `backups`. Quarantined mail is never pruned: an operator must look at it."""
+
+    processed_days: int = 90
+    backups_folder: Path | None = None
+    backups: int = 14
+
+
+@dataclass(frozen=True)
 class LmtpConfig:
     """Direct delivery: `run` takes mail from the MTA over LMTP on address:port."""
 
@@ -203,6 +221,7 @@ class Settings:
     lmtp: LmtpConfig | None = None  # None: no LMTP listener
     operator: str = ""  # told when a player's mail bounces; "" for the King
     oauth2: OAuth2Config | None = None  # [oauth2], for [imap]/[smtp] auth = "oauth2"
+    retention: RetentionConfig = RetentionConfig()  # [retention], for `prune`
 
     @property
     def king(self) -> PlayerConfig:
@@ -224,6 +243,7 @@ _SECTIONS = {
     "dkim",
     "lmtp",
     "oauth2",
+    "retention",
 }
 
 
@@ -321,34 +341,63 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
 
 
+DATA_VARIABLE = "NOMIC_REFEREE_DATA"
+
+
+def data_folder(config_folder: Path) -> Path:
+    """Where the relative paths of what the referee writes lead: the SQLite database, the
+    Maildirs, the archive, the site, the DKIM key, the OAuth token. The config's own folder,
+    unless NOMIC_REFEREE_DATA names another: the container's /config is read-only, its /data
+    is not. What the referee only reads (a ruleset folder) stays beside the config."""
+    named = os.environ.get(DATA_VARIABLE, "").strip()
+    if not named:
+        return config_folder
+    folder = Path(named).expanduser()
+    if not folder.is_absolute():
+        raise ConfigError(f"{DATA_VARIABLE} must be an absolute path, not {named!r}")
+    return folder
+
+
 def _load(path: Path, secrets: bool) -> Settings:
     data = _read(path)
     unknown = sorted(set(data) - _SECTIONS)
     if unknown:
         raise ConfigError(f"unknown section or key {unknown[0]!r}")
     folder = path.resolve().parent
-    oauth2 = _oauth2(data, folder, secrets)
+    written = data_folder(folder)
+    oauth2 = _oauth2(data, written, secrets)
     imap = _imap(data, secrets, oauth2)
     lmtp = _lmtp(data)
     return Settings(
-        game=_game(data, folder),
+        game=_game(data, folder, written),
         players=_players(data),
-        database_url=_database(data, folder),
-        maildir=_maildir(data, folder),
+        database_url=_database(data, written),
+        maildir=_maildir(data, written),
         imap=imap,
         smtp=_smtp(data, secrets, oauth2),
         auth=_auth(data, imap is not None or lmtp is not None),
         parameters=_parameters(data),
         folder=folder,
         limits=_limits(data),
-        sent=_maildir(data, folder, "sent"),
+        sent=_maildir(data, written, "sent"),
         log=_log(data),
         metrics=_metrics(data),
-        dkim=_dkim(data, folder),
+        dkim=_dkim(data, written),
         lmtp=lmtp,
         operator=_operator(data),
         oauth2=oauth2,
+        retention=_retention(data, written),
     )
+
+
+def _retention(data: dict[str, Any], folder: Path) -> RetentionConfig:
+    t = _table(data, "retention", {"processed_days", "backups_folder", "backups"}, "retention")
+    days = _int(t, "processed_days", "retention", 90)
+    kept = _int(t, "backups", "retention", 14)
+    if days < 0 or kept < 1:
+        raise ConfigError("[retention] processed_days must be 0 or more, backups 1 or more")
+    backups = _str(t, "backups_folder", "retention", "")
+    return RetentionConfig(days, _archive(backups, folder), kept)
 
 
 _SELECTOR = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9-]{1,63})*")
@@ -447,7 +496,7 @@ def ruleset_language(spec: str, folder: Path) -> str:
     return found if found in ("it", "en") else ""
 
 
-def _game(data: dict[str, Any], folder: Path) -> GameConfig:
+def _game(data: dict[str, Any], folder: Path, written: Path) -> GameConfig:
     keys = {
         "name",
         "address",
@@ -494,8 +543,8 @@ def _game(data: dict[str, Any], folder: Path) -> GameConfig:
         timezone=timezone,
         start=start,
         max_mail_bytes=_int(t, "max_mail_bytes", "game", 5_000_000),
-        archive=_archive(_str(t, "archive", "game", ""), folder),
-        site=_archive(_str(t, "site", "game", ""), folder),
+        archive=_archive(_str(t, "archive", "game", ""), written),
+        site=_archive(_str(t, "site", "game", ""), written),
         id=_game_id(_str(t, "id", "game", "")),
         site_url=_site_url(_str(t, "site_url", "game", "")),
         deadline_grace=_grace(_int(t, "deadline_grace", "game", 2)),
@@ -574,7 +623,7 @@ def _players(data: dict[str, Any]) -> tuple[PlayerConfig, ...]:
 
 
 def _database(data: dict[str, Any], folder: Path) -> str:
-    t = _table(data, "database", {"url"}, "database")
+    t = _table(data, "database", {"url", "password_env"}, "database")
     url = _str(t, "url", "database", "sqlite:///nomic.db")
     if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
         relative = url.removeprefix("sqlite:///")
@@ -582,7 +631,25 @@ def _database(data: dict[str, Any], folder: Path) -> str:
             url = "sqlite:///" + str(folder / relative)
     if not url.startswith(("sqlite:", "postgresql")):
         raise ConfigError("[database] url must be sqlite:///... or postgresql+psycopg://...")
-    return url
+    return _database_password(t, url) if "password_env" in t else url
+
+
+def _database_password(table: dict[str, Any], url: str) -> str:
+    """The url with the password of [database] password_env: every command opens the database,
+    so the variable is always needed (the password then never sits in the config)."""
+    name = _str(table, "password_env", "database")
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise ConfigError(f"[database] url is not a database URL: {exc}") from exc
+    if not url.startswith("postgresql"):
+        raise ConfigError("[database] password_env is for PostgreSQL: SQLite has no password")
+    if parsed.password is not None:
+        raise ConfigError("[database] give the password in url or password_env, not both")
+    value = os.environ.get(name)
+    if value is None:
+        raise ConfigError(f"[database] password_env: environment variable {name} is not set")
+    return parsed.set(password=value).render_as_string(hide_password=False)
 
 
 def _maildir(data: dict[str, Any], folder: Path, key: str = "path") -> Path:

@@ -51,6 +51,7 @@ from referee.mail.auth import _authserv_id, authenticate, organisational_domain,
 from referee.mail.imap import ImapInbox
 from referee.mail.signing import Signer, SigningError
 from referee.mail.smtp import log_in, tls_context
+from referee.private import open_to_others
 from referee.starter import example_addresses
 from referee.store.store import Store
 
@@ -108,7 +109,26 @@ def examine(
         checks.append(_dkim(settings.dkim, settings.game.address.rpartition("@")[2]))
     if settings.lmtp is not None:
         checks.append(_lmtp(settings.lmtp))
+    checks.append(_privacy(settings))
     return checks
+
+
+def _privacy(settings: Settings) -> Check:
+    """What holds players' mail and the game's keys is closed to other local users: the
+    SQLite database, the Maildirs, the DKIM key, the backups (issue 29, item 5)."""
+    database = make_url(settings.database_url)
+    paths = [settings.maildir, settings.sent]
+    if database.get_backend_name() == "sqlite" and database.database not in (None, "", ":memory:"):
+        paths += [Path(str(database.database)), Path(str(database.database)).parent]
+    paths += [settings.dkim.key_file] if settings.dkim is not None else []
+    backups = settings.retention.backups_folder
+    paths += [backups] if backups is not None else []
+    found = open_to_others(paths)
+    if not found:
+        return ok("privacy", "the database, Maildirs, keys and backups are closed to other users")
+    named = ", ".join(f"{path} ({mode:04o})" for path, mode in found)
+    fixes = "; ".join(f"chmod {'700' if p.is_dir() else '600'} {p}" for p, _ in found)
+    return warn("privacy", f"other local users may read the players' mail or keys: {named}", fixes)
 
 
 def _auth_off(settings: Settings) -> Check:

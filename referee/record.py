@@ -53,6 +53,7 @@ from referee.core import chain
 from referee.core.model import GameState, RequestStatus
 from referee.core.rebuild import rebuild_from
 from referee.mail.parse import parse_message
+from referee.private import create_private
 from referee.store.store import Store, StoreError, UnitOfWork
 from referee.store.tables import OutboxStatus
 
@@ -197,7 +198,8 @@ def export_mail(
 
 def _write(path: Path, entries: Iterable[bytes]) -> None:
     partial = path.with_name(f".{path.name}.partial")
-    with partial.open("wb") as handle:
+    partial.unlink(missing_ok=True)
+    with create_private(partial) as handle:  # players' mail: mode 0600
         for entry in entries:
             handle.write(entry)
     partial.replace(path)

@@ -39,6 +39,7 @@ from referee.config import Settings
 from referee.core.model import GameState
 from referee.mail import intake
 from referee.mail.auth import Authentication
+from referee.private import create_private
 from referee.record import DELIVERED, EFFECTIVE, WITHHELD, mbox_entry
 from referee.service import STOPPED, Referee
 from referee.store.store import Store
@@ -377,6 +378,6 @@ def write_mbox(path: Path, messages: list[tuple[bytes, datetime]], sender: str) 
     """
     if path.exists():
         path.unlink()
-    with path.open("xb") as handle:
+    with create_private(path) as handle:  # players' mail: mode 0600
         for raw, at in messages:
             handle.write(mbox_entry(raw, at, sender))

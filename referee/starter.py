@@ -14,7 +14,9 @@ from datetime import datetime
 
 from referee import rulebook
 from referee.config import Settings, slug
+from referee.mail.maildir import make_maildir
 from referee.mail.sentbox import open_sent
+from referee.private import private_database
 from referee.service import Referee
 from referee.store.store import Store, StoreError
 
@@ -154,10 +156,10 @@ def initialise(settings: Settings, started: datetime, strict: bool = False) -> I
             dict(settings.parameters),
             strict=True,
         )
-    for sub in ("new", "cur", "tmp"):
-        (settings.maildir / sub).mkdir(parents=True, exist_ok=True)
+    make_maildir(settings.maildir)
     if settings.smtp is None:
         open_sent(settings.sent)
+    private_database(settings.database_url)
     store = Store(settings.database_url)
     try:
         store.create_schema()

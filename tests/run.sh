@@ -7,9 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian's packages the tests need: Dovecot (IMAP, LMTP) and openssl for the mail stack;
-# Chromium and the DejaVu fonts for the screenshots and browser tests. Only what is missing.
+# Postfix for the docs' Postfix recipes (tests/test_postfix.py starts its own instance on its
+# own ports and config folder; the package's own service is never started); Chromium and the
+# DejaVu fonts for the screenshots and browser tests. Only what is missing.
 packages=()
 command -v dovecot >/dev/null || packages+=(dovecot-imapd dovecot-lmtpd)
+if ! command -v postfix >/dev/null; then
+  packages+=(postfix)
+  echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
+fi
 command -v openssl >/dev/null || packages+=(openssl)
 [ -x /usr/bin/chromium ] || packages+=(chromium)
 [ -d /usr/share/fonts/truetype/dejavu ] || packages+=(fonts-dejavu-core)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.delivery.outbox import CLAIM_BATCH, Outbox, Tally, backoff
-from referee.mail.sentbox import open_sent
+from referee.mail.maildir import deliver, make_maildir
 from referee.mail.signing import Signer
 from referee.store.tables import OutboxRow, OutboxStatus
 
@@ -75,12 +75,12 @@ class MaildirPostman:
         return tally
 
     def _write(self, rows: list[OutboxRow], now: datetime, written: list[OutboxRow]) -> None:
-        box = open_sent(self.folder)
+        make_maildir(self.folder)
         for row in rows:
             assert row.id is not None
             if self.halt.is_set():
                 return
-            box.add(self.signer.sign(row.raw) if self.signer else row.raw)
+            deliver(self.folder, self.signer.sign(row.raw) if self.signer else row.raw, "sent")
             self.store.mark_outbox(
                 row.id, OutboxStatus.SENT, row.attempts + 1, now, None, "", self.owner
             )

@@ -17,9 +17,9 @@ fails is written straight into `.Quarantine` (`keep`) before the MTA is answered
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
-import mailbox
 import os
 import threading
 import time
@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from referee.mail.intake import HEAD_BYTES
+from referee.private import create_private, private_folder
 
 log = logging.getLogger("referee.maildir")
 _kept = itertools.count(1)
@@ -37,6 +38,27 @@ _kept = itertools.count(1)
 # the intake with the message left where it is.
 Handler = Callable[[bytes, int, datetime], Exception | None]
 Failure = Callable[[bytes, Exception, str], None]  # raw (maybe empty), why, where it was
+
+
+def make_maildir(path: Path) -> Path:
+    """The Maildir at `path` with its new/, cur/ and tmp/, each folder made at mode 0700."""
+    for sub in ("new", "cur", "tmp"):
+        private_folder(path / sub)
+    return path
+
+
+def deliver(folder: Path, raw: bytes, where: str, into: str = "new") -> Path:
+    """Write one mail into the Maildir `folder` as an MTA delivers (tmp/, fsync, rename into
+    `into`), mode 0600: "new" for mail not yet seen, "cur" for mail filed away."""
+    name = f"{int(time.time())}.M{time.time_ns() % 10**9}P{os.getpid()}Q{next(_kept)}.{where}"
+    tmp = folder / "tmp" / name
+    with create_private(tmp) as file:
+        file.write(raw)
+        file.flush()
+        os.fsync(file.fileno())
+    final = folder / into / (f"{name}:2," if into == "cur" else name)
+    os.replace(tmp, final)
+    return final
 
 
 class MaildirInbox:
@@ -49,18 +71,17 @@ class MaildirInbox:
     ):
         self.path = path
         self.max_bytes = max_bytes
-        for sub in ("new", "cur", "tmp"):  # also when an MTA made only part of it
-            (path / sub).mkdir(parents=True, exist_ok=True)
-        box = mailbox.Maildir(str(path), create=True)
-        self.processed = self._folder(box, processed)
-        self.quarantine = self._folder(box, quarantine)
+        make_maildir(path)  # also when an MTA made only part of it
+        self.processed = self._folder(path, processed)
+        self.quarantine = self._folder(path, quarantine)
         self.stuck: set[str] = set()  # entries that could be neither read nor set aside
 
     @staticmethod
-    def _folder(box: mailbox.Maildir, name: str) -> Path:
-        if name not in box.list_folders():
-            box.add_folder(name)
-        return Path(box._path) / f".{name}"  # Maildir++: the folder ".Name" beside new/ cur/
+    def _folder(path: Path, name: str) -> Path:
+        folder = make_maildir(path / f".{name}")  # Maildir++: the folder ".Name" beside new/
+        with contextlib.suppress(FileExistsError):  # marks a Maildir++ folder (Dovecot, mutt)
+            create_private(folder / "maildirfolder").close()
+        return folder
 
     def waiting(self) -> list[tuple[Path, int, datetime]]:
         """Entries in the inbox with their sizes and delivery times, in delivery order; an
@@ -123,15 +144,7 @@ class MaildirInbox:
     def keep(self, raw: bytes, where: str = "lmtp") -> Path:
         """Write a mail that came by another way (LMTP) into the quarantine folder, as an MTA
         delivers (tmp/, fsync, rename into cur/): kept there before it is acknowledged."""
-        name = f"{int(time.time())}.M{time.time_ns() % 10**9}P{os.getpid()}Q{next(_kept)}.{where}"
-        tmp = self.quarantine / "tmp" / name
-        with tmp.open("wb") as file:
-            file.write(raw)
-            file.flush()
-            os.fsync(file.fileno())
-        final = self.quarantine / "cur" / f"{name}:2,"
-        os.replace(tmp, final)
-        return final
+        return deliver(self.quarantine, raw, where, "cur")
 
     def _move(self, path: Path, folder: Path) -> None:
         name = path.name if ":2," in path.name else path.name + ":2,S"

@@ -35,6 +35,7 @@ from typing import Any
 from oauthlib.oauth2 import Client, DeviceClient, OAuth2Error
 
 from referee.config import OAuth2Config
+from referee.private import private_folder
 
 log = logging.getLogger("referee.oauth")
 
@@ -97,7 +98,7 @@ def sasl_xoauth2(user: str, token: str) -> str:
 
 def save(path: Path, tokens: Tokens) -> None:
     """Write the token file whole or not at all: a new file (mode 0600) renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

@@ -12,6 +12,8 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 
+from referee.mail.maildir import make_maildir
+
 
 def subject_of(raw: bytes) -> str:
     """The decoded Subject of a mail the referee wrote, for listings (`outbox`, `demo`)."""
@@ -23,7 +25,5 @@ def subject_of(raw: bytes) -> str:
 
 
 def open_sent(path: Path) -> mailbox.Maildir:
-    """The sent Maildir, with new/, cur/ and tmp/ made when missing."""
-    for sub in ("new", "cur", "tmp"):
-        (path / sub).mkdir(parents=True, exist_ok=True)
-    return mailbox.Maildir(str(path), create=True)
+    """The sent Maildir, with new/, cur/ and tmp/ made when missing (mode 0700)."""
+    return mailbox.Maildir(str(make_maildir(path)), create=True)

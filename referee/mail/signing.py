@@ -13,7 +13,6 @@ and derives the DNS record.
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from referee.config import DkimConfig
+from referee.private import create_private, private_folder
 
 SIGNED_HEADERS = (
     b"From",
@@ -132,8 +132,7 @@ def new_key(path: Path) -> bytes:
         serialization.PrivateFormat.TraditionalOpenSSL,
         serialization.NoEncryption(),
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
+    private_folder(path.parent)
+    with create_private(path) as out:
         out.write(pem)
     return pem

@@ -25,6 +25,7 @@ from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.engine import make_url
 from sqlmodel import SQLModel
 
+from referee.private import create_private, private_database, private_folder
 from referee.store.store import Store, StoreError
 from referee.store.tables import GameOwnerRow, GameRow, MailboxRow, OutboxRow, WorkerRow
 
@@ -53,6 +54,8 @@ def backup(url: str, target: Path) -> Copied:
     partial.unlink(missing_ok=True)
     source = _sqlite_path(url)
     try:
+        private_folder(target.parent)
+        create_private(partial).close()  # mode 0600 before SQLite writes the players' mail in
         if source is not None:
             if not source.exists():
                 raise StoreError(f"no database at {source}")
@@ -122,6 +125,7 @@ def restore(source: Path, url: str) -> Copied:
     probe.close()
     if not header:
         raise StoreError(f"{source} is not a nomic-referee backup (no games table)")
+    private_database(url)
     target = Store(url)
     try:
         target.create_schema()
