@@ -33,6 +33,13 @@ def post(work: UnitOfWork, letters: Sequence[Letter], at: datetime) -> int:
     return len(letters)
 
 
+def record(
+    work: UnitOfWork, mail: InboundMail, at: datetime, status: str, note: str, commands: int
+) -> None:
+    """Write the mail's inbound row: its status, a note of why, how many commands it held."""
+    work.record_inbound(mail, at, status, note, commands)
+
+
 def keep_answer(
     work: UnitOfWork, mail: InboundMail, at: datetime, facts: list[dict[str, Any]]
 ) -> None:
