@@ -2,42 +2,21 @@
 
 The answer's thread names the answer; the decisions it kept (`writing.keep_answer`) say which
 one the appeal is about: the first refused one, else the first (see docs/interpretation.md).
-The desk's `look_up` stage reads it from the store before deciding, into a `Known`, so that
-deciding needs no store.
+The desk's `look_up` stage reads it from the store before deciding, into a `known.Known`, so
+that deciding needs no store.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from datetime import datetime
 
 from referee.config import Settings
-from referee.core.events import OpenAppeal
 from referee.core.model import Decided
 from referee.core.threads import ThreadKind
 from referee.desk.debate import nearest_thread
-from referee.desk.reading import Said
 from referee.mail.parse import InboundMail
 from referee.store.store import UnitOfWork
-
-
-@dataclass(frozen=True)
-class Known:
-    """What deciding a mail needs of the store, read before deciding."""
-
-    answered: Decided | None = None  # the decision of the answer the mail replies to
-
-    def about(self, appeal: OpenAppeal) -> OpenAppeal:
-        """The appeal, about the decision of the answer it replies to (none: unchanged)."""
-        return appeal if self.answered is None else replace(appeal, about=self.answered)
-
-
-def look_up(settings: Settings, work: UnitOfWork, mail: InboundMail, said: Said) -> Known:
-    """What deciding `said` needs: the answer replied to, when an APPEAL is among its lines."""
-    if not any(isinstance(line.command, OpenAppeal) for line in said.lines):
-        return Known()
-    return Known(answered=answered(settings, work, mail))
 
 
 def answered(settings: Settings, work: UnitOfWork, mail: InboundMail) -> Decided | None:

@@ -17,6 +17,7 @@ from referee.core.events import AskToJoin, Command, MoveAddress, Outcome
 from referee.core.model import GameState
 from referee.desk import confirm, deciding, reading, writing
 from referee.desk.answering import Desk, Receipt
+from referee.desk.known import Known, asked_of, look_up
 from referee.desk.letters import item
 from referee.desk.logged import Shown
 from referee.desk.screen import CHAIN, Intake, Verdict
@@ -66,7 +67,10 @@ def stranger(desk: Desk, work: UnitOfWork, intake: Intake) -> tuple[Receipt, Gam
     assert join is not None
     work.record_inbound(mail, at, InboundStatus.STRANGER, "join", 1)
     if isinstance(join.command, AskToJoin):
-        refusal = ask_confirmation(desk, work, mail, at, state, join.command)
+        known = look_up(desk.settings, work, mail, at, [join.command])
+        asked: list[writing.Asked] = []
+        refusal = ask_confirmation(desk, known, mail, at, state, join.command, asked)
+        writing.requests(work, asked, at)
         if refusal.ok:  # the confirmation mail is the answer
             return Receipt(mail.message_id, InboundStatus.STRANGER, 1, 0, 1), state
     else:
@@ -81,18 +85,21 @@ def stranger(desk: Desk, work: UnitOfWork, intake: Intake) -> tuple[Receipt, Gam
 
 def ask_confirmation(
     desk: Desk,
-    work: UnitOfWork,
+    known: Known,
     mail: InboundMail,
     at: datetime,
     state: GameState,
     command: AskToJoin | MoveAddress,
+    asked: list[writing.Asked],
 ) -> Outcome:
-    """Check a request to join or move now, and mail its address for a confirmation."""
+    """Check a request to join or move now, and make the mail that asks its address for a
+    confirmation (kept in `asked`, written by `writing.requests`); no store access."""
     refused = procedure.bar(state, command)
     if refused is not None:
         return Outcome(refused)
+    address = asked_of(command)
     if isinstance(command, MoveAddress):
-        address, kind = command.new, "address"
+        kind = "address"
         if any(roster.same_mailbox(address, ours) for ours in desk.settings.game.addresses):
             return Outcome(outcomes.AddressOfGame(email=address))
         if state.player(address) is not None or roster.address_taken(
@@ -100,19 +107,19 @@ def ask_confirmation(
         ):
             return Outcome(outcomes.AddressTaken(email=address))
     else:
-        address, kind = command.sender, "join"
+        kind = "join"
         if any(r.email == address and r.status == "pending" for r in state.requests):
             return Outcome(outcomes.RequestPending(email=address))
         limit = desk.settings.limits.joins_per_day
-        if work.joins_today(at.date().isoformat()) >= limit:
+        joins = known.joins_today + sum(1 for a in asked if a.request.kind == "join")
+        if joins >= limit:
             return Outcome(outcomes.JoinsFull(limit=limit))
-    if work.pending(at, address=address) is not None:
+    if address in known.waiting or any(a.request.address == address for a in asked):
         return Outcome(outcomes.RequestPending(email=address))
     me = state.player(mail.sender)
     name = command.name if isinstance(command, AskToJoin) else (me.name if me else "")
     request = Pending(confirm.token(mail.dedupe_key, kind), kind, address, name, command.sender)
-    work.add_pending(request, at)
-    writing.post(work, [desk.letters.confirmation(mail, at, request)], at)
+    asked.append(writing.Asked(request, desk.letters.confirmation(mail, at, request)))
     if isinstance(command, MoveAddress):
         return Outcome(outcomes.AddressConfirmSent(new=address))
     return Outcome(outcomes.JoinConfirmSent(name=name))

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from referee.core import clock, codec, engine, outcomes
-from referee.core.events import Outcome, Reason, Suggest
+from referee.core import clock, outcomes
+from referee.core.events import Outcome
 from referee.core.model import GameState
-from referee.desk import appeals, checks, deciding, joining, reading, writing
+from referee.desk import checks, deciding, joining, known, reading, writing
 from referee.desk.answering import Desk, Receipt
 from referee.desk.archiving import archive
 from referee.desk.bounced import bounced
 from referee.desk.hints import QUOTED, Hint
+from referee.desk.known import Known
 from referee.desk.letters import item
 from referee.desk.logged import Shown
 from referee.desk.prompts import awaited, expected, spell, thread_of
@@ -53,8 +54,9 @@ class Desked:
     done: tuple[Receipt, GameState] | None = None  # set by the stage that settles the mail
     today: SenderDay | None = None
     said: Said | None = None
-    known: appeals.Known | None = None
+    known: Known | None = None
     run: Run | None = None
+    asked: list[writing.Asked] = field(default_factory=list)  # requests made while deciding
 
 
 def screening(mail: Desked) -> None:
@@ -86,14 +88,15 @@ def read(mail: Desked) -> None:
 
 
 def look_up(mail: Desked) -> None:
-    """What deciding needs of the store, read before it (`appeals.Known`)."""
+    """What deciding needs of the store, read before it (`known.Known`)."""
     assert mail.said is not None
-    mail.known = appeals.look_up(mail.desk.settings, mail.work, mail.intake.mail, mail.said)
+    intake, commands = mail.intake, [line.command for line in mail.said.lines]
+    mail.known = known.look_up(mail.desk.settings, mail.work, intake.mail, intake.at, commands)
 
 
 def decide(mail: Desked) -> None:
     """Every line through the checks and the engine (`deciding.decide`)."""
-    desk, work, intake, said, known = mail.desk, mail.work, mail.intake, mail.said, mail.known
+    desk, intake, said, known = mail.desk, mail.intake, mail.said, mail.known
     assert said is not None and known is not None
     at, message = intake.at, intake.mail
     mail.run = Run(
@@ -102,7 +105,9 @@ def decide(mail: Desked) -> None:
         intake.state,
         desk.settings,
         said,
-        ask=lambda now, request: joining.ask_confirmation(desk, work, message, at, now, request),
+        ask=lambda now, request: joining.ask_confirmation(
+            desk, known, message, at, now, request, mail.asked
+        ),
         about=known.about,
         render=desk.letters.render,
         rules_attached=desk.letters.rules_attached,
@@ -112,19 +117,9 @@ def decide(mail: Desked) -> None:
 
 
 def write(mail: Desked) -> None:
-    """The inbound row, the events, the votes kept for a bare yes, the decisions kept."""
-    run, work = mail.run, mail.work
-    assert run is not None
-    said, message, at = run.said, run.mail, run.at
-    note = "" if said.lines or run.votes else Reason.NO_COMMAND.value
-    writing.record(work, message, at, InboundStatus.PROCESSED, note, len(said.lines))
-    for payload in run.events:
-        work.append_event(payload, at, message.message_id)
-    if run.votes or said.confirmed:  # kept for a bare yes, or used by one
-        kept = Suggest(message.sender, "\n".join(run.votes))
-        run.state = engine.decide(run.state, kept, at).state
-        work.append_event(codec.event_to_data(kept), at, message.message_id)
-    writing.keep_answer(work, message, at, run.facts)
+    """Write once what deciding made (`writing.decided`)."""
+    assert mail.run is not None
+    mail.run.state = writing.decided(mail.work, mail.run, mail.asked)
 
 
 def answer(mail: Desked) -> None:
@@ -176,8 +171,7 @@ def handle(mail: Desked) -> tuple[Receipt, GameState]:
 def _refused(mail: Desked, check: str, refusal: checks.MailRefusal) -> Receipt:
     """Record and answer a mail a check of `checks.MAIL_CHECKS` refused whole."""
     work, message, at = mail.work, mail.intake.mail, mail.intake.at
-    writing.record(work, message, at, InboundStatus.REFUSED, refusal.note, refusal.counted)
-    writing.keep_answer(work, message, at, list(refusal.facts))
+    writing.refused(work, message, at, refusal)
     sent = 0
     if refusal.items is not None:  # None: a loop, no longer answered
         sent = mail.reply(work, message, at, mail.intake.state, list(refusal.items))
