@@ -5,8 +5,9 @@ the checks of `checks.LINE_CHECKS` (the first that answers it stops it, and the 
 check), then the engine decides it, then the checks of `checks.AFTER_CHECKS` may still hold its
 effects back (too long an answer, too many mails). What it decides is kept in the `Run`: the
 events to log, the lines of the reply, the decisions kept for an APPEAL in reply, the notices.
-It writes nothing: a request confirmed by reply and an APPEAL about an answer reach the store
-through the two functions the desk hands it (`Asking`, `About`).
+It writes nothing and reads no store: an APPEAL's answer and the requests waiting were read
+before it (`known.Known`), and a request confirmed by reply is written after it
+(`writing.decided`).
 """
 
 from __future__ import annotations

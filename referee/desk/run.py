@@ -2,8 +2,8 @@
 
 A `Run` is the context the checks and the engine share while the desk decides a mail: the
 state as the lines before left it, the reply's lines, the events to log, the notices, and
-the counts the limits bound. It holds no store: a request confirmed by reply and an APPEAL
-about an answer reach it through the two functions the desk hands it (`Asking`, `About`).
+the counts the limits bound. It holds no store: what deciding needs of it is read before
+(`known.Known`), and a request confirmed by reply (`Asking`) is only made here, written after.
 """
 
 from __future__ import annotations
