@@ -164,6 +164,22 @@ def test_a_player_moves_to_a_new_address(referee: Referee) -> None:
     assert rebuild(store.initial(referee.game_id), store.events(referee.game_id)) == referee.state
 
 
+def test_two_moves_in_one_mail_ask_once_and_lose_nothing(referee: Referee) -> None:
+    """Two ADDRESS lines in one mail once set the whole mail aside (one confirmation token per
+    mail and kind): the vote beside them was lost, unanswered (issue 28, item 5). Now the first
+    move is asked, the second refused with a reason, and every other line is done."""
+    referee.receive(mail(CARLA, "PROPOSE ENACT\nBe kind.\nEND"), T0 + DAY / 24)
+    other = "bob.third@example.org"
+    referee.receive(mail(BOB, f"ADDRESS {BOB_NEW}\nVOTE 301 NO\nADDRESS {other}"), T0 + DAY / 12)
+    answer = plain(last(referee, "reply", BOB))
+    assert f"has gone to {BOB_NEW}" in answer
+    assert f"A request for {BOB_NEW} already waits for an answer; one at a time." in answer
+    proposal = referee.state.proposal(301)
+    assert proposal is not None and proposal.vote_of(BOB) is False
+    assert last(referee, "confirm", BOB_NEW) is not None
+    assert [m for m in sent(referee, "confirm") if other in to_of(m)] == []
+
+
 def sent_maildir(folder: Path) -> list[EmailMessage]:
     from email import message_from_bytes, policy
 

@@ -116,9 +116,13 @@ def ask_confirmation(
             return Outcome(outcomes.JoinsFull(limit=limit))
     if address in known.waiting or any(a.request.address == address for a in asked):
         return Outcome(outcomes.RequestPending(email=address))
+    token = confirm.token(mail.dedupe_key, kind)
+    earlier = next((a.request for a in asked if a.request.token == token), None)
+    if earlier is not None:  # one mail, one move: the second waits for the first's answer
+        return Outcome(outcomes.RequestPending(email=earlier.address))
     me = state.player(mail.sender)
     name = command.name if isinstance(command, AskToJoin) else (me.name if me else "")
-    request = Pending(confirm.token(mail.dedupe_key, kind), kind, address, name, command.sender)
+    request = Pending(token, kind, address, name, command.sender)
     asked.append(writing.Asked(request, desk.letters.confirmation(mail, at, request)))
     if isinstance(command, MoveAddress):
         return Outcome(outcomes.AddressConfirmSent(new=address))
