@@ -180,6 +180,18 @@ def test_two_moves_in_one_mail_ask_once_and_lose_nothing(referee: Referee) -> No
     assert [m for m in sent(referee, "confirm") if other in to_of(m)] == []
 
 
+def test_one_mailbox_asks_to_join_once(referee: Referee) -> None:
+    """eve+a@ and eve+b@ reach one mailbox: while the first request waits for the King, the
+    second is refused, and no confirmation goes to it (attacker review: two seats, one person)."""
+    first, second = "eve+a@example.net", "eve+b@example.net"
+    join(referee, "JOIN Eve Alpha", T0 + DAY / 12, who=first)
+    referee.receive(mail(second, "JOIN Eve Beta", subject="Hello"), T0 + DAY / 6)
+    answer = plain(last(referee, "reply", second))
+    assert f"A request for {first} already waits for an answer; one at a time." in answer
+    assert [m for m in sent(referee, "confirm") if second in to_of(m)] == []
+    assert [r.email for r in referee.state.requests] == [first]
+
+
 def sent_maildir(folder: Path) -> list[EmailMessage]:
     from email import message_from_bytes, policy
 

@@ -24,6 +24,7 @@ from referee.core import blocks, names, notices, outcomes, view
 from referee.core.events import Admit, AskToJoin, Enrol, MoveAddress
 from referee.core.model import GameState, JoinRequest, Player, RequestStatus, replace
 from referee.core.names import same_mailbox as same_mailbox  # the service checks moves with it
+from referee.core.names import seat_of
 from referee.core.order import rotation
 from referee.core.step import Refusal, Step
 from referee.core.threads import Thread
@@ -32,8 +33,16 @@ from referee.core.threads import Thread
 def ask_to_join(step: Step, cmd: AskToJoin) -> outcomes.Accepted:
     s = step.state
     name = " ".join(cmd.name.split())
-    if any(r.email == cmd.sender and r.status is RequestStatus.PENDING for r in s.requests):
-        raise Refusal(outcomes.RequestPending(email=cmd.sender))
+    waiting = next(  # one mailbox, one request: bruno+a@ and bruno+b@ are one person (201)
+        (
+            r
+            for r in s.requests
+            if r.status is RequestStatus.PENDING and same_mailbox(r.email, cmd.sender)
+        ),
+        None,
+    )
+    if waiting is not None:
+        raise Refusal(outcomes.RequestPending(email=waiting.email))
     number = len(s.requests) + 1
     request = JoinRequest(number, cmd.sender, name, step.now, lookalikes=cmd.lookalikes)
     step.state = replace(s, requests=(*s.requests, request))
@@ -79,6 +88,8 @@ def admit(step: Step, cmd: Admit) -> outcomes.Accepted:
                 lookalike=_shown_players(step.state, request.lookalikes),
             )
         )
+    if cmd.yes and seat_of(step.state, request.email) is not None:  # seated since it asked
+        raise Refusal(outcomes.MailboxPlaying(email=request.email))
     status = RequestStatus.ADMITTED if cmd.yes else RequestStatus.REFUSED
     answered = replace(request, status=status)
     if cmd.yes:

@@ -108,8 +108,16 @@ def ask_confirmation(
             return Outcome(outcomes.AddressTaken(email=address))
     else:
         kind = "join"
-        if any(r.email == address and r.status == "pending" for r in state.requests):
-            return Outcome(outcomes.RequestPending(email=address))
+        waiting = next(  # one mailbox, one request (201): eve+a@ and eve+b@ are one person
+            (
+                r.email
+                for r in state.requests
+                if r.status == "pending" and roster.same_mailbox(r.email, address)
+            ),
+            None,
+        )
+        if waiting is not None:
+            return Outcome(outcomes.RequestPending(email=waiting))
         limit = desk.settings.limits.joins_per_day
         joins = known.joins_today + sum(1 for a in asked if a.request.kind == "join")
         if joins >= limit:
