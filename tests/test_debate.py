@@ -402,6 +402,22 @@ def test_a_planted_line_repeated_unquoted_in_a_reply_is_not_obeyed(referee: Refe
     assert "Not obeyed" in flat(outbox(referee, "reply", BOB)[-1])
 
 
+def test_a_planted_move_repeated_unquoted_in_a_reply_is_not_obeyed(referee: Referee) -> None:
+    """Attacker review: a proposal's text holds `ADDRESS` to the attacker's mailbox; a reply
+    repeating the text without `>` marks asked the player's seat to move there, since a request
+    confirmed by reply was answered before the check of copied lines. It is the referee's own
+    words: not obeyed, and no confirmation goes to the attacker."""
+    planted = "PROPOSE ENACT\nPlayers may eat cake.\nADDRESS thief@evil.test\nEND"
+    referee.receive(mail(CARLA, planted), T0 + HOUR)
+    circulated = outbox(referee, "proposal_circulated", BOB)[0]
+    asked = str(circulated["Message-ID"])
+    words = "Fine by me:\nPlayers may eat cake.\nADDRESS thief@evil.test"
+    headers = {"In-Reply-To": asked, "References": asked}
+    referee.receive(mail(BOB, words, subject="Re: Proposal 301", headers=headers), T0 + 2 * HOUR)
+    assert "Not obeyed" in flat(outbox(referee, "reply", BOB)[-1])
+    assert [m for m in outbox(referee, "confirm") if "thief@evil.test" in str(m["To"])] == []
+
+
 def test_a_vote_typed_in_reply_to_a_planted_proposal_is_the_players_own(
     referee: Referee,
 ) -> None:

@@ -208,13 +208,15 @@ def echo(run: Run, index: int, line: ParsedLine) -> Outcome | None:
     return Outcome(outcomes.QuotedNotice(where=echoes_where(run.mail, run.settings)))
 
 
+# The order is the policy: a copy of the referee's own words is refused before a request
+# confirmed by reply is asked, so a move planted in a proposal's text never mails its address.
 LINE_CHECKS: tuple[LineCheck, ...] = (
     LineCheck("two_answers", two_answers, kept=True),
     LineCheck("syntax", syntax),
+    LineCheck("echo", echo, kept=True),
     LineCheck("by_reply", by_reply),
     LineCheck("asked_again", asked_again),
     LineCheck("debate_cap", debate_cap),
-    LineCheck("echo", echo, kept=True),
 )
 
 
