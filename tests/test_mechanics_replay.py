@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from referee.core import chain, codec
 from referee.core import program as p
 from referee.core.check import check
-from referee.core.events import Act, Propose, Vote
+from referee.core.events import Act, Award, Propose, Vote
 from referee.core.model import ProposalKind
 from referee.notation import read
 from tests.helpers import ADA, BOB, CARLA, Game
 from tests.notation_blocks import SCOPE
-from tests.test_engine_rules import adopt
+from tests.test_engine_rules import ALL_YES
 from tests.test_interpreter_properties import blocks
 
 PLAYERS = (ADA, BOB, CARLA)
@@ -24,6 +24,18 @@ plays = st.lists(
     st.tuples(st.sampled_from(["act", "adopt", "wait"]), st.integers(0, 2), st.integers(0, 2)),
     max_size=5,
 )
+
+
+def adopt(game: Game, proposal: Propose) -> None:
+    """The block's rule adopted by every vote; a WIN already true ends the game at adoption,
+    else the King awards the proposer as after any adoption."""
+    outcome = game.do(proposal)
+    assert outcome.ok, outcome
+    for who, yes in ALL_YES.items():
+        game.do(Vote(who, int(outcome.data["number"]), yes))
+    game.clock(game.now + timedelta(days=8))
+    if not game.state.over:
+        game.do(Award(ADA, 1))
 
 
 def play(text: str, steps: list[tuple[str, int, int]]) -> Game:
